@@ -1,0 +1,22 @@
+"""The contract runtime: LangChain tools served over MCP with typed, validated results.
+
+Owned by the template and updated by ``copier update``; do not edit it in a service.
+"""
+
+from mcp_runtime.fastmcp_output import to_fastmcp
+from mcp_runtime.request_headers import request_header, using_headers
+from mcp_runtime.server import build_server
+from mcp_runtime.tool_result import ToolError, ToolResult, is_error
+from mcp_runtime.violations import ContractError, ContractViolation
+
+__all__ = [
+    "ContractError",
+    "ContractViolation",
+    "ToolError",
+    "ToolResult",
+    "build_server",
+    "is_error",
+    "request_header",
+    "to_fastmcp",
+    "using_headers",
+]

@@ -1,0 +1,6 @@
+"""``python -m mcp_runtime``: the service's command line."""
+
+from mcp_runtime.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

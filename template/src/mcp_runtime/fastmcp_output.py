@@ -1,0 +1,420 @@
+"""Serve a LangChain tool over FastMCP with its typed return contract.
+
+``langchain_mcp_adapters.tools.to_fastmcp`` drops the tool's return annotation, so
+FastMCP never advertises an ``outputSchema`` nor sends ``structuredContent``. The
+:func:`to_fastmcp` here wraps it and makes the annotation the contract:
+
+- the annotation must be ``XResult`` or ``XResult | ToolError`` (the gate rules);
+  a tool that breaks a rule raises :class:`ContractError` listing every violation;
+- the advertised ``outputSchema`` is derived from it: object-rooted, never wrapped
+  in ``{"result": ...}``, ``NotRequired`` keys absent from ``required``;
+- every call answers with a :class:`CallToolResult` built from the validated
+  payload, as ``structuredContent`` and as a JSON text block; undeclared keys are
+  dropped; a returned ``ToolError``, a result that breaks the annotation, bad
+  arguments and an exception all answer ``isError: true``.
+"""
+
+import json
+import logging
+import re
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+from langchain_core.tools import BaseTool, StructuredTool
+from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
+from mcp.server.fastmcp.tools import Tool as FastMCPTool
+from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import CallToolResult, TextContent
+from pydantic import ConfigDict, Discriminator, PrivateAttr, RootModel, Tag, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
+from typing_extensions import is_typeddict
+
+from mcp_runtime.tool_result import ToolError, ToolResult
+from mcp_runtime.violations import ContractError, ContractViolation
+
+__all__ = ["ContractTool", "OutputContract", "to_fastmcp", "tool_violations"]
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+ERROR_KEYS = frozenset(ToolError.__annotations__)
+# JSON has no NaN or infinity: refuse them rather than send a null the schema forbids.
+PAYLOAD_CONFIG = ConfigDict(allow_inf_nan=False, ser_json_inf_nan="constants")
+ANNOTATE_FIX = (
+    "annotate the tool `-> XResult | ToolError`, where `class XResult(ToolResult)` "
+    "declares each data key `NotRequired[...]`"
+)
+
+
+@dataclass(frozen=True)
+class OutputContract:
+    """What a tool's return annotation promises, and how each result is checked."""
+
+    tool: str
+    annotation: str
+    allows_tool_error: bool
+    model: type[RootModel[Any]]
+    schema: dict[str, Any]
+
+    def to_call_result(self, value: object) -> CallToolResult:
+        """Validate ``value`` and answer with it, or answer ``isError`` without it."""
+        try:
+            payload = self.model.model_validate(value, strict=True).model_dump(mode="json")
+            text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+        except ValidationError as exc:
+            return self._violation(describe_validation_error(exc, strip_tag=self.allows_tool_error))
+        except (PydanticSerializationError, ValueError, TypeError) as exc:
+            return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structuredContent=payload,
+            isError=self.allows_tool_error and "error" in payload,
+        )
+
+    def _violation(self, problems: str) -> CallToolResult:
+        message = (
+            f"Tool '{self.tool}' returned a result that breaks its annotation "
+            f"`{self.annotation}`: {problems}"
+        )
+        logger.error("%s", message)
+        return error_result(message)
+
+
+class ContractTool(FastMCPTool):
+    """A FastMCP tool that answers every call as its :class:`OutputContract` says."""
+
+    _contract: OutputContract = PrivateAttr()
+
+    @property
+    def contract(self) -> OutputContract:
+        """The output contract this tool enforces."""
+        return self._contract
+
+    async def run(
+        self,
+        arguments: dict[str, Any],
+        context: Any = None,
+        convert_result: bool = False,
+    ) -> CallToolResult:
+        """Validate the arguments, call the tool and answer with a contract-checked result."""
+        metadata = self.fn_metadata
+        try:
+            parsed = metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
+        except ValidationError as exc:
+            problems = describe_validation_error(exc, strip_tag=False)
+            return error_result(f"Invalid arguments for tool '{self.name}': {problems}")
+        try:
+            value = await self.fn(**parsed.model_dump_one_level())
+        except UrlElicitationRequiredError:
+            raise
+        except Exception as exc:
+            logger.warning("tool %s raised %s", self.name, type(exc).__name__)
+            return error_result(str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}")
+        return self._contract.to_call_result(value)
+
+
+def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
+    """Convert a LangChain tool to a FastMCP tool that enforces its return contract.
+
+    Raises :class:`ContractError` listing every rule the tool breaks.
+    """
+    contract, violations = _inspect(tool, toolset)
+    upstream: FastMCPTool | None = None
+    try:
+        upstream = upstream_to_fastmcp(tool)
+    except NotImplementedError:
+        violations.append(
+            _violation(
+                tool,
+                toolset,
+                "injected-arguments",
+                "the tool has injected arguments, which MCP clients cannot supply",
+                "remove the InjectedToolArg parameters; read per-request data such as "
+                "credentials with mcp_runtime.request_header() instead",
+            )
+        )
+    except Exception as exc:
+        violations.append(
+            _violation(
+                tool,
+                toolset,
+                "input-schema",
+                f"its arguments cannot be served over MCP: {exc}",
+                "give every argument a type pydantic can validate, as in `name: str`",
+            )
+        )
+    if violations or contract is None or upstream is None:
+        raise ContractError(violations)
+    converted = ContractTool(
+        fn=upstream.fn,
+        name=upstream.name,
+        title=upstream.title,
+        description=upstream.description,
+        parameters=upstream.parameters,
+        fn_metadata=FuncMetadata(
+            arg_model=upstream.fn_metadata.arg_model,
+            output_schema=contract.schema,
+            output_model=contract.model,
+        ),
+        is_async=True,
+        annotations=upstream.annotations,
+    )
+    converted._contract = contract
+    return converted
+
+
+def tool_violations(tool: BaseTool, *, toolset: str | None = None) -> list[ContractViolation]:
+    """Every contract rule ``tool`` breaks; empty when it can be served."""
+    try:
+        to_fastmcp(tool, toolset=toolset)
+    except ContractError as exc:
+        return list(exc.violations)
+    return []
+
+
+def error_result(message: str) -> CallToolResult:
+    """An ``isError`` answer with ``message`` as its only content."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
+
+
+def describe_validation_error(exc: ValidationError, *, strip_tag: bool) -> str:
+    """Key paths and expected types from a pydantic error, never the offending values."""
+    problems = []
+    for error in exc.errors(include_input=False, include_url=False):
+        location = [str(part) for part in error["loc"]]
+        if strip_tag and location:
+            location = location[1:]
+        path = ".".join(location) or "(the result)"
+        problems.append(f"{path}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def _inspect(
+    tool: BaseTool, toolset: str | None
+) -> tuple[OutputContract | None, list[ContractViolation]]:
+    """Check every gate rule on ``tool``; derive its contract when the annotation allows."""
+    violations: list[ContractViolation] = []
+
+    def report(rule: str, problem: str, fix: str) -> None:
+        violations.append(_violation(tool, toolset, rule, problem, fix))
+
+    if not TOOL_NAME.fullmatch(tool.name):
+        report(
+            "tool-name",
+            f"the name {tool.name!r} is not a valid MCP tool name",
+            "use 1 to 128 letters, digits, '_', '-' or '.'",
+        )
+    if not (tool.description or "").strip():
+        report(
+            "description",
+            "the tool has no description",
+            "write a docstring that tells the model when and how to use the tool",
+        )
+    contract = _derive_contract(tool, report)
+    return contract, violations
+
+
+Reporter = Callable[[str, str, str], None]
+
+
+def _derive_contract(tool: BaseTool, report: Reporter) -> OutputContract | None:
+    function = _tool_function(tool)
+    try:
+        hints = get_type_hints(function)
+    except Exception as exc:
+        report(
+            "return-annotation",
+            f"its annotations cannot be resolved ({type(exc).__name__}: {exc})",
+            "import every type the signature names at module level",
+        )
+        return None
+    if "return" not in hints:
+        report("return-annotation", "the tool function has no return annotation", ANNOTATE_FIX)
+        return None
+    annotation = hints["return"]
+    arms = list(get_args(annotation)) if _is_union(annotation) else [annotation]
+    shown = " | ".join(_type_name(arm) for arm in arms)
+    if type(None) in arms:
+        report(
+            "return-type",
+            f"`{shown}` allows None; a tool always answers",
+            "drop `| None`: return a ToolError or raise when there is nothing to return",
+        )
+        return None
+    allows_tool_error = ToolError in arms
+    results = [arm for arm in arms if arm is not ToolError]
+    if not results:
+        report(
+            "return-type",
+            "`ToolError` alone declares no successful result",
+            "declare the success type too: `-> XResult | ToolError`",
+        )
+        return None
+    if len(results) > 1:
+        report(
+            "return-type",
+            f"`{shown}` declares more than one result type",
+            "merge them into one ToolResult subclass whose data keys are NotRequired",
+        )
+        return None
+    result_type = results[0]
+    if not (is_typeddict(result_type) and _inherits(result_type, ToolResult)):
+        kind = "a plain TypedDict" if is_typeddict(result_type) else f"`{shown}`"
+        report(
+            "return-type",
+            f"the return annotation is {kind}, not a ToolResult subclass",
+            ANNOTATE_FIX,
+        )
+        return None
+    if not _check_keys(result_type, report):
+        return None
+    return _build_contract(tool.name, result_type, allows_tool_error, shown, report)
+
+
+def _check_keys(result_type: type, report: Reporter) -> bool:
+    name = result_type.__name__
+    try:
+        hints = get_type_hints(result_type)
+    except Exception as exc:
+        report(
+            "result-keys",
+            f"the keys of `{name}` cannot be resolved ({type(exc).__name__}: {exc})",
+            "import every type the result class names at module level",
+        )
+        return False
+    required: frozenset[str] = getattr(result_type, "__required_keys__", frozenset())
+    ok = True
+    if hints.get("message") is not str or "message" not in required:
+        report(
+            "result-keys",
+            f"`{name}.message` must stay a required `str`",
+            "do not redeclare `message`, and do not subclass with `total=False`",
+        )
+        ok = False
+    for key in sorted(set(hints) - {"message"}):
+        if key in ERROR_KEYS:
+            report(
+                "result-keys",
+                f"`{name}` declares the data key `{key}`, which ToolError uses",
+                f"rename `{key}` so a result can always be told apart from a ToolError",
+            )
+            ok = False
+        elif key in required:
+            report(
+                "result-keys",
+                f"the data key `{name}.{key}` is required",
+                f"declare it `{key}: NotRequired[...]`",
+            )
+            ok = False
+    return ok
+
+
+def _build_contract(
+    tool_name: str,
+    result_type: type,
+    allows_tool_error: bool,
+    shown: str,
+    report: Reporter,
+) -> OutputContract | None:
+    root: Any = result_type
+    if allows_tool_error:
+        root = Annotated[
+            Union[Annotated[result_type, Tag("result")], Annotated[ToolError, Tag("error")]],  # noqa: UP007
+            Discriminator(_arm_of),
+        ]
+    try:
+        model: type[RootModel[Any]] = type(
+            f"{result_type.__name__}Payload",
+            (RootModel[root],),  # type: ignore[valid-type]
+            {"model_config": PAYLOAD_CONFIG},
+        )
+        schema = inline_refs(TypeAdapter(root).json_schema())
+    except Exception as exc:
+        report(
+            "json-schema",
+            f"`{result_type.__name__}` has a key whose type has no JSON schema: "
+            f"{str(exc).splitlines()[0]}",
+            "use JSON types for data keys: str, int, float, bool, list, dict, Literal, "
+            "nested TypedDicts (from typing_extensions)",
+        )
+        return None
+    if allows_tool_error:
+        schema = {"type": "object", **schema}
+    return OutputContract(
+        tool=tool_name,
+        annotation=shown,
+        allows_tool_error=allows_tool_error,
+        model=model,
+        schema=schema,
+    )
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every non-recursive ``$ref`` replaced by its definition.
+
+    Clients validate ``structuredContent`` with many different validators; a
+    self-contained schema is the one they all read alike. Recursive types keep
+    their ``$ref`` and the ``$defs`` it needs.
+    """
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    kept: set[str] = set()
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        reference = node.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/$defs/"):
+            name = reference.removeprefix("#/$defs/")
+            if name in seen:
+                kept.add(name)
+                return node
+            siblings = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
+            return {**resolve(definitions[name], (*seen, name)), **siblings}
+        return {k: resolve(v, seen) for k, v in node.items() if k != "$defs"}
+
+    inlined: dict[str, Any] = resolve(schema, ())
+    if kept:
+        inlined["$defs"] = {name: resolve(definitions[name], (name,)) for name in sorted(kept)}
+    return inlined
+
+
+def _arm_of(value: object) -> str:
+    return "error" if isinstance(value, dict) and "error" in value else "result"
+
+
+def _tool_function(tool: BaseTool) -> Callable[..., Any]:
+    if isinstance(tool, StructuredTool):
+        function = tool.coroutine or tool.func
+        if function is not None:
+            return function
+    tool_class = type(tool)
+    if tool_class._arun is not BaseTool._arun:
+        return tool_class._arun
+    return tool_class._run
+
+
+def _is_union(annotation: object) -> bool:
+    return get_origin(annotation) in (Union, types.UnionType)
+
+
+def _inherits(cls: type, base: type) -> bool:
+    if cls is base:
+        return True
+    return any(_inherits(parent, base) for parent in getattr(cls, "__orig_bases__", ()))
+
+
+def _type_name(annotation: object) -> str:
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", None) or repr(annotation)
+
+
+def _violation(
+    tool: BaseTool, toolset: str | None, rule: str, problem: str, fix: str
+) -> ContractViolation:
+    return ContractViolation(tool=tool.name, toolset=toolset, rule=rule, problem=problem, fix=fix)

@@ -1,0 +1,103 @@
+"""Find the service and its toolsets.
+
+The service registers its toolsets package under the ``mcp_runtime.service``
+entry-point group (in ``pyproject.toml``). Every public module of that package is
+a toolset named after the module (``credential_demo`` serves as
+``credential-demo``) and lists its LangChain tools in ``TOOLS``. Adding a toolset
+is adding a module: no registration, no edit of any other file.
+"""
+
+import importlib
+import pkgutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TypeGuard
+
+from langchain_core.tools import BaseTool
+
+from mcp_runtime.violations import ContractViolation
+
+__all__ = ["ENTRY_POINT_GROUP", "Service", "ServiceNotFound", "Toolset", "find_service"]
+
+ENTRY_POINT_GROUP = "mcp_runtime.service"
+
+
+class ServiceNotFound(Exception):
+    """No service (or more than one) is installed in the running environment."""
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A module of the toolsets package and the tools it serves."""
+
+    name: str
+    module: str
+    tools: tuple[BaseTool, ...]
+
+
+@dataclass(frozen=True)
+class Service:
+    """The installed service: its name and the package its toolsets live in."""
+
+    name: str
+    toolsets_package: str
+
+    def load_toolsets(self) -> tuple[list[Toolset], list[ContractViolation]]:
+        """Import every toolset; a module that cannot serve is a violation, not a crash."""
+        return load_toolsets(self.toolsets_package)
+
+
+def find_service() -> Service:
+    """The one service registered in this environment's ``mcp_runtime.service`` group."""
+    found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name)
+    if not found:
+        raise ServiceNotFound(
+            "No MCP service is installed in this environment: run `uv sync` in the "
+            "service's folder, then use `uv run` (the service registers itself under "
+            f"the `{ENTRY_POINT_GROUP}` entry point in pyproject.toml)."
+        )
+    if len(found) > 1:
+        names = ", ".join(entry.name for entry in found)
+        raise ServiceNotFound(
+            f"More than one MCP service is installed in this environment ({names}): "
+            "serve each from its own environment."
+        )
+    return Service(name=found[0].name, toolsets_package=found[0].value)
+
+
+def load_toolsets(package: str) -> tuple[list[Toolset], list[ContractViolation]]:
+    """Import every public module of ``package`` and collect its ``TOOLS``."""
+    root = importlib.import_module(package)
+    toolsets: list[Toolset] = []
+    violations: list[ContractViolation] = []
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda item: item.name):
+        if info.name.startswith("_"):
+            continue
+        name = info.name.replace("_", "-")
+        module_name = f"{package}.{info.name}"
+
+        def report(problem: str, fix: str, toolset: str = name) -> None:
+            violations.append(ContractViolation(None, toolset, "toolset", problem, fix))
+
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            report(
+                f"`{module_name}` cannot be imported ({type(exc).__name__}: {exc})",
+                f"run `python -c 'import {module_name}'` to see the full error",
+            )
+            continue
+        tools = getattr(module, "TOOLS", None)
+        if not _is_tool_list(tools):
+            report(
+                f"`{module_name}` has no `TOOLS` list of LangChain tools",
+                "end the module with `TOOLS = [my_tool, ...]`, each made with @tool",
+            )
+            continue
+        toolsets.append(Toolset(name=name, module=module_name, tools=tuple(tools)))
+    return toolsets, violations
+
+
+def _is_tool_list(tools: object) -> TypeGuard[Sequence[BaseTool]]:
+    return isinstance(tools, (list, tuple)) and all(isinstance(t, BaseTool) for t in tools)

@@ -1,0 +1,36 @@
+"""The hello toolset: the smallest tool that keeps the typed-return contract."""
+
+from typing import Annotated
+
+from langchain_core.tools import tool
+from pydantic import Field
+from typing_extensions import NotRequired
+
+from mcp_runtime import ToolError, ToolResult
+
+
+class HelloResult(ToolResult):
+    """A greeting for the named person, also stated in the message."""
+
+    greeting: NotRequired[str]
+
+
+@tool
+def hello(
+    name: Annotated[str, Field(description="The name of the person to greet.")],
+) -> HelloResult | ToolError:
+    """Greet a person by name.
+
+    Use it when the user asks to be greeted; pass the name they gave.
+    """
+    cleaned = name.strip()
+    if not cleaned:
+        return ToolError(
+            error="invalid_argument",
+            detail='The name is blank: pass the name of the person to greet, such as "Ada".',
+        )
+    greeting = f"Hello, {cleaned}!"
+    return HelloResult(message=greeting, greeting=greeting)
+
+
+TOOLS = [hello]
