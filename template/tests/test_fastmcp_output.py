@@ -2,14 +2,14 @@
 
 import json
 import logging
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import pytest
 from jsonschema import Draft202012Validator
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, tool
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
-from typing_extensions import Annotated, NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from mcp_runtime import ContractError, ToolError, ToolResult, to_fastmcp
 from mcp_runtime.fastmcp_output import tool_violations

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import uvicorn
 
-from mcp_runtime.server import UnknownToolset, build_server
-from mcp_runtime.toolsets import ServiceNotFound, find_service
+from mcp_runtime.server import UnknownToolsetError, build_server
+from mcp_runtime.toolsets import ServiceNotFoundError, find_service
 from mcp_runtime.violations import ContractError
 
 __all__ = ["main"]
@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     try:
         service = find_service()
-    except ServiceNotFound as exc:
+    except ServiceNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     args = _parser(service.name).parse_args(argv)
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ContractError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except UnknownToolset as exc:
+    except UnknownToolsetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -61,7 +61,9 @@ def _parser(name: str) -> argparse.ArgumentParser:
         "on standard input and output (default: %(default)s)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    serve.add_argument("--port", type=_port, default=8000, help="port to bind (default: %(default)s)")
+    serve.add_argument(
+        "--port", type=_port, default=8000, help="port to bind (default: %(default)s)"
+    )
     serve.set_defaults(run=_serve)
 
     check = commands.add_parser(

@@ -28,7 +28,15 @@ from mcp.server.fastmcp.tools import Tool as FastMCPTool
 from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp.types import CallToolResult, TextContent
-from pydantic import ConfigDict, Discriminator, PrivateAttr, RootModel, Tag, TypeAdapter, ValidationError
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    PrivateAttr,
+    RootModel,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic_core import PydanticSerializationError
 from typing_extensions import is_typeddict
 
@@ -328,7 +336,7 @@ def _build_contract(
     try:
         model: type[RootModel[Any]] = type(
             f"{result_type.__name__}Payload",
-            (RootModel[root],),  # type: ignore[valid-type]
+            (RootModel[root],),
             {"model_config": PAYLOAD_CONFIG},
         )
         schema = inline_refs(TypeAdapter(root).json_schema())

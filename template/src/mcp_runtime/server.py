@@ -9,10 +9,10 @@ from mcp_runtime.fastmcp_output import ContractTool, to_fastmcp
 from mcp_runtime.toolsets import Toolset, find_service
 from mcp_runtime.violations import ContractError, ContractViolation
 
-__all__ = ["UnknownToolset", "build_server", "convert_toolsets", "create_server"]
+__all__ = ["UnknownToolsetError", "build_server", "convert_toolsets", "create_server"]
 
 
-class UnknownToolset(Exception):
+class UnknownToolsetError(Exception):
     """A toolset was asked for by name, and the service has none of that name."""
 
 
@@ -28,7 +28,7 @@ def build_server(*, toolsets: Collection[str] | None = None, **settings: Any) ->
         known = {toolset.name for toolset in loaded} | {v.toolset for v in violations}
         unknown = sorted(set(toolsets) - known)
         if unknown:
-            raise UnknownToolset(
+            raise UnknownToolsetError(
                 f"Unknown toolset {', '.join(unknown)}: the service has "
                 f"{', '.join(sorted(n for n in known if n))}."
             )

@@ -60,9 +60,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_http(
-    *, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
-) -> Iterator[str]:
+def serve_http(*, env: Mapping[str, str] | None = None, args: Sequence[str] = ()) -> Iterator[str]:
     """Run ``serve`` of the installed service on a free loopback port; yield the MCP URL.
 
     The server runs as its own process, exactly as an operator starts it; it is

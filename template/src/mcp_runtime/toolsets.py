@@ -18,12 +18,12 @@ from langchain_core.tools import BaseTool
 
 from mcp_runtime.violations import ContractViolation
 
-__all__ = ["ENTRY_POINT_GROUP", "Service", "ServiceNotFound", "Toolset", "find_service"]
+__all__ = ["ENTRY_POINT_GROUP", "Service", "ServiceNotFoundError", "Toolset", "find_service"]
 
 ENTRY_POINT_GROUP = "mcp_runtime.service"
 
 
-class ServiceNotFound(Exception):
+class ServiceNotFoundError(Exception):
     """No service (or more than one) is installed in the running environment."""
 
 
@@ -52,14 +52,14 @@ def find_service() -> Service:
     """The one service registered in this environment's ``mcp_runtime.service`` group."""
     found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name)
     if not found:
-        raise ServiceNotFound(
+        raise ServiceNotFoundError(
             "No MCP service is installed in this environment: run `uv sync` in the "
             "service's folder, then use `uv run` (the service registers itself under "
             f"the `{ENTRY_POINT_GROUP}` entry point in pyproject.toml)."
         )
     if len(found) > 1:
         names = ", ".join(entry.name for entry in found)
-        raise ServiceNotFound(
+        raise ServiceNotFoundError(
             f"More than one MCP service is installed in this environment ({names}): "
             "serve each from its own environment."
         )

@@ -1,10 +1,9 @@
 """The hello toolset: the smallest tool that keeps the typed-return contract."""
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from langchain_core.tools import tool
 from pydantic import Field
-from typing_extensions import NotRequired
 
 from mcp_runtime import ToolError, ToolResult
 

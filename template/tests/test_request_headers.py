@@ -1,0 +1,103 @@
+"""Tools read the headers of their own request, also under concurrent requests."""
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import NotRequired
+
+import anyio
+import pytest
+import uvicorn
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolResult, request_header, using_headers
+from mcp_runtime.server import create_server
+from mcp_runtime.testing import connect_http, free_port
+from mcp_runtime.toolsets import Toolset
+
+pytestmark = pytest.mark.anyio
+
+
+class CallerResult(ToolResult):
+    """The caller named by the x-caller header."""
+
+    caller: NotRequired[str]
+    has_secret: NotRequired[bool]
+
+
+@tool
+async def caller() -> CallerResult:
+    """Say who is calling, from the x-caller header."""
+    await anyio.sleep(0.01)  # let concurrent calls interleave
+    name = request_header("x-caller") or "nobody"
+    has_secret = request_header("x-secret") is not None
+    return CallerResult(message=f"called by {name}", caller=name, has_secret=has_secret)
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """A real uvicorn server on a loopback port serving the ``caller`` tool."""
+    port = free_port()
+    server = create_server("headers", [Toolset("headers", "tests", (caller,))])
+    config = uvicorn.Config(
+        server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning"
+    )
+    uvicorn_server = uvicorn.Server(config)
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    while not uvicorn_server.started:
+        if not thread.is_alive():
+            pytest.fail("the test server did not start")
+        threading.Event().wait(0.02)
+    yield f"http://127.0.0.1:{port}/mcp"
+    uvicorn_server.should_exit = True
+    thread.join(timeout=10)
+
+
+async def test_each_concurrent_request_sees_its_own_header(url: str) -> None:
+    answers: dict[str, object] = {}
+
+    async def call_as(name: str) -> None:
+        async with connect_http(url, headers={"x-caller": name}) as session:
+            result = await session.call_tool("caller", {})
+            answers[name] = result.structuredContent
+
+    names = [f"user-{index}" for index in range(20)]
+    async with anyio.create_task_group() as group:
+        for name in names:
+            group.start_soon(call_as, name)
+    assert answers == {
+        name: {"message": f"called by {name}", "caller": name, "has_secret": False}
+        for name in names
+    }
+
+
+async def test_header_values_are_never_logged(url: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        async with connect_http(url, headers={"x-secret": "s3cret-token-value"}) as session:
+            result = await session.call_tool("caller", {})
+    assert result.structuredContent == {
+        "message": "called by nobody",
+        "caller": "nobody",
+        "has_secret": True,
+    }
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "caller" in logged  # the call itself was logged at DEBUG
+    assert "s3cret-token-value" not in logged
+
+
+async def test_without_a_request_every_header_is_absent() -> None:
+    assert await caller.ainvoke({}) == {
+        "message": "called by nobody",
+        "caller": "nobody",
+        "has_secret": False,
+    }
+
+
+async def test_using_headers_serves_direct_calls() -> None:
+    with using_headers({"X-Caller": "agent", "x-secret": "s"}):
+        assert await caller.ainvoke({}) == {
+            "message": "called by agent",
+            "caller": "agent",
+            "has_secret": True,
+        }
