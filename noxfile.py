@@ -1,0 +1,106 @@
+"""The template's proof: render services across Pythons and answer sets, run their checks.
+
+``nox`` runs every session below: the template's own tests, lint of this repo,
+and, for each supported Python and each named answer set, a rendered service's
+tests, lint, ``check`` and ``schema``.
+"""
+
+import glob
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+PYTHONS = ["3.11", "3.12", "3.13"]
+ANSWER_SETS: dict[str, dict[str, Any]] = json.loads(
+    (ROOT / "tests" / "answer_sets.json").read_text()
+)
+TEMPLATE_TEST_REQUIREMENTS = ["copier>=9.4", "pytest>=8.3", "pyyaml>=6"]
+
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_external_run = True
+nox.options.sessions = ["template_tests", "lint", "service"]
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+
+
+@nox.session
+def template_tests(session: nox.Session) -> None:
+    """The template's own tests: questions, validators, what a render writes."""
+    session.install(*TEMPLATE_TEST_REQUIREMENTS)
+    session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff on this repository's own Python: hooks, tests and this file."""
+    session.install("ruff>=0.11")
+    session.run("ruff", "check", "hooks", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "hooks", "tests", "noxfile.py")
+
+
+@nox.session
+@nox.parametrize("answers", list(ANSWER_SETS))
+@nox.parametrize("python_version", PYTHONS)
+def service(session: nox.Session, python_version: str, answers: str) -> None:
+    """Render a service for ``python_version`` with an answer set; run its own checks."""
+    session.install("copier>=9.4")
+    folder = render(session, {**ANSWER_SETS[answers], "python_version": python_version})
+    slug = read_answers(folder)["project_slug"]
+    with session.chdir(folder):
+        uv = ["uv", "--quiet"]
+        session.run(*uv, "sync", "--python", interpreter(python_version), external=True)
+        session.run(*uv, "run", "pytest", "-q", *session.posargs, external=True)
+        session.run("scripts/lint", external=True)
+        session.run(*uv, "run", slug, "check", external=True)
+        listing = session.run(*uv, "run", slug, "schema", external=True, silent=True)
+    assert isinstance(listing, str)
+    tools = json.loads(listing)["tools"]
+    missing = [tool["name"] for tool in tools if "outputSchema" not in tool]
+    if not tools or missing:
+        session.error(f"schema lists no tools, or tools without outputSchema: {missing}")
+
+
+def render(session: nox.Session, answers: dict[str, Any]) -> Path:
+    """``copier copy`` this working tree into a fresh folder of the session; return it."""
+    folder = Path(session.create_tmp()) / "service"
+    if folder.exists():
+        shutil.rmtree(folder)
+    data = [f"--data={key}={value}" for key, value in answers.items()]
+    session.run(
+        "copier",
+        "copy",
+        "--vcs-ref=HEAD",
+        "--defaults",
+        "--skip-tasks",
+        "--quiet",
+        *data,
+        str(ROOT),
+        str(folder),
+    )
+    return folder
+
+
+def read_answers(folder: Path) -> dict[str, str]:
+    """The answers a render recorded (flat ``key: value`` YAML)."""
+    answers = {}
+    for line in (folder / ".copier-answers.yml").read_text().splitlines():
+        key, separator, value = line.partition(": ")
+        if separator and not line.startswith("#"):
+            answers[key.strip()] = value.strip().strip("'\"")
+    return answers
+
+
+def interpreter(version: str) -> str:
+    """The path of an installed CPython ``version``: on PATH, or under pyenv."""
+    found = shutil.which(f"python{version}")
+    if found:
+        return found
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates = sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"))
+    if candidates:
+        return candidates[-1]
+    raise RuntimeError(f"Python {version} is not installed: put python{version} on PATH")

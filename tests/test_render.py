@@ -1,0 +1,103 @@
+"""What ``copier copy`` writes: a complete service, with no Jinja left in it."""
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import Render
+from tests.rendering import ANSWER_SETS
+
+# A Jinja expression, statement or comment, as the template's files write them.
+JINJA = re.compile(r"\{\{-?\s*[A-Za-z_]|\{%-?\s*[a-z]|\{#")
+
+
+@pytest.fixture(params=sorted(ANSWER_SETS))
+def service(request: pytest.FixtureRequest, rendered: Render) -> Path:
+    return rendered(**ANSWER_SETS[request.param])
+
+
+def test_no_jinja_is_left_in_any_file_or_name(service: Path) -> None:
+    leftovers = [
+        str(path.relative_to(service))
+        for path in service.rglob("*")
+        if JINJA.search(path.name)
+        or path.suffix == ".jinja"
+        or (path.is_file() and JINJA.search(path.read_text()))
+    ]
+    assert leftovers == []
+
+
+def test_answers_file_records_every_answer(service: Path) -> None:
+    answers = yaml.safe_load((service / ".copier-answers.yml").read_text())
+    assert set(answers) >= {
+        "_commit",
+        "_src_path",
+        "project_name",
+        "project_slug",
+        "package_name",
+        "description",
+        "author_name",
+        "author_email",
+        "python_version",
+        "include_credential_demo",
+    }
+
+
+def test_pyproject_declares_the_service(service: Path) -> None:
+    answers = yaml.safe_load((service / ".copier-answers.yml").read_text())
+    project = tomllib.loads((service / "pyproject.toml").read_text())
+    slug, package = answers["project_slug"], answers["package_name"]
+    assert project["project"]["name"] == slug
+    assert project["project"]["requires-python"] == f">={answers['python_version']}"
+    assert project["project"]["scripts"] == {slug: "mcp_runtime.cli:main"}
+    assert project["project"]["entry-points"]["mcp_runtime.service"] == {
+        slug: f"{package}.toolsets"
+    }
+
+
+def test_runtime_is_copied_verbatim(service: Path) -> None:
+    runtime = service / "src" / "mcp_runtime"
+    sources = sorted(path.name for path in TEMPLATE_RUNTIME.glob("*.py"))
+    assert sorted(path.name for path in runtime.glob("*.py")) == sources
+    for name in sources:
+        assert (runtime / name).read_text() == (TEMPLATE_RUNTIME / name).read_text(), name
+
+
+TEMPLATE_RUNTIME = Path(__file__).resolve().parent.parent / "template" / "src" / "mcp_runtime"
+
+
+def test_credential_demo_follows_its_answer(rendered: Render) -> None:
+    with_demo = rendered(include_credential_demo=True, package_name="svc")
+    without = rendered(include_credential_demo=False, package_name="svc")
+    demo = Path("src/svc/toolsets/credential_demo.py")
+    demo_test = Path("tests/test_credential_demo.py")
+    assert (with_demo / demo).is_file()
+    assert (with_demo / demo_test).is_file()
+    assert not (without / demo).exists()
+    assert not (without / demo_test).exists()
+    assert "x-demo-token" in (with_demo / "README.md").read_text()
+    assert "x-demo-token" not in (without / "README.md").read_text()
+
+
+def test_special_characters_in_answers_stay_valid_toml(rendered: Render) -> None:
+    service = rendered(description='Says "hi" \\ waves', author_name='Ada "The Count" Lovelace')
+    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert project["description"] == 'Says "hi" \\ waves'
+    assert project["authors"] == [{"name": 'Ada "The Count" Lovelace', "email": "team@example.com"}]
+
+
+def test_lint_script_is_executable(service: Path) -> None:
+    assert (service / "scripts" / "lint").stat().st_mode & 0o111
+
+
+def test_python_version_reaches_the_tools(rendered: Render) -> None:
+    service = rendered(python_version="3.13")
+    pyproject = (service / "pyproject.toml").read_text()
+    assert 'target-version = "py313"' in pyproject
+    assert 'python_version = "3.13"' in pyproject
+    assert (service / ".python-version").read_text().strip() == "3.13"
+    assert sys.version_info >= (3, 11)
