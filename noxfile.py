@@ -8,7 +8,9 @@ tests, lint, ``check`` and ``schema``.
 import glob
 import json
 import os
+import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +51,15 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
     """Render a service for ``python_version`` with an answer set; run its own checks."""
     session.install("copier>=9.4")
     folder = render(session, {**ANSWER_SETS[answers], "python_version": python_version})
-    slug = read_answers(folder)["project_slug"]
+    recorded = read_answers(folder)
+    slug, package = recorded["project_slug"], recorded["package_name"]
     with session.chdir(folder):
         uv = ["uv", "--quiet"]
         session.run(*uv, "sync", "--python", interpreter(python_version), external=True)
         session.run(*uv, "run", "pytest", "-q", *session.posargs, external=True)
         session.run("scripts/lint", external=True)
         session.run(*uv, "run", slug, "check", external=True)
+        session.run(*uv, "run", "python", "-m", package, "check", external=True)
         listing = session.run(*uv, "run", slug, "schema", external=True, silent=True)
     assert isinstance(listing, str)
     tools = json.loads(listing)["tools"]
@@ -65,8 +69,10 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
 
 
 def render(session: nox.Session, answers: dict[str, Any]) -> Path:
-    """``copier copy`` this working tree into a fresh folder of the session; return it."""
-    folder = Path(session.create_tmp()) / "service"
+    """``copier copy`` this working tree into a fresh folder for the session; return it."""
+    # Outside .nox/: linters skip folders named like tool caches, and would lint nothing.
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", session.name).strip("-")
+    folder = Path(tempfile.gettempdir()) / "mcp-service-renders" / slug
     if folder.exists():
         shutil.rmtree(folder)
     data = [f"--data={key}={value}" for key, value in answers.items()]

@@ -170,6 +170,20 @@ class TreeResult(ToolResult):
     root: NotRequired[Node]
 
 
+def test_description_is_the_docstring_without_indentation() -> None:
+    @tool
+    def documented() -> ToolResult:
+        """Do one thing.
+
+        Use it when asked; it takes no argument.
+        """
+        return ToolResult(message="done")
+
+    converted = to_fastmcp(documented)
+    assert converted.description == "Do one thing.\n\nUse it when asked; it takes no argument."
+    assert converted.parameters["description"] == converted.description
+
+
 # --- what tools/call answers ---------------------------------------------------
 
 

@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     args = _parser(service.name).parse_args(argv)
+    args.service = service
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
@@ -89,7 +90,7 @@ def _port(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    server = build_server(host=args.host, port=args.port)
+    server = build_server(service=args.service, host=args.host, port=args.port)
     if args.transport == "stdio":
         server.run("stdio")
         return 0
@@ -109,14 +110,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    server = build_server()
+    server = build_server(service=args.service)
     tools = asyncio.run(server.list_tools())
     print(f"ok: {len(tools)} tools of {server.name} keep the contract")
     return 0
 
 
 def _schema(args: argparse.Namespace) -> int:
-    server = build_server()
+    server = build_server(service=args.service)
     tools = asyncio.run(server.list_tools())
     listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
     print(json.dumps({"tools": listing}, indent=2, ensure_ascii=False))

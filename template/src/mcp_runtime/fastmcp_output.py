@@ -6,6 +6,8 @@ FastMCP never advertises an ``outputSchema`` nor sends ``structuredContent``. Th
 
 - the annotation must be ``XResult`` or ``XResult | ToolError`` (the gate rules);
   a tool that breaks a rule raises :class:`ContractError` listing every violation;
+- the description is the docstring with its indentation removed, the same on
+  every Python version;
 - the advertised ``outputSchema`` is derived from it: object-rooted, never wrapped
   in ``{"result": ...}``, ``NotRequired`` keys absent from ``required``;
 - every call answers with a :class:`CallToolResult` built from the validated
@@ -14,6 +16,7 @@ FastMCP never advertises an ``outputSchema`` nor sends ``structuredContent``. Th
   arguments and an exception all answer ``isError: true``.
 """
 
+import inspect
 import json
 import logging
 import re
@@ -160,7 +163,7 @@ def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
         fn=upstream.fn,
         name=upstream.name,
         title=upstream.title,
-        description=upstream.description,
+        description=inspect.cleandoc(upstream.description),
         parameters=upstream.parameters,
         fn_metadata=FuncMetadata(
             arg_model=upstream.fn_metadata.arg_model,

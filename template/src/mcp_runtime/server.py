@@ -6,7 +6,7 @@ from typing import Any
 from mcp.server.fastmcp import FastMCP
 
 from mcp_runtime.fastmcp_output import ContractTool, to_fastmcp
-from mcp_runtime.toolsets import Toolset, find_service
+from mcp_runtime.toolsets import Service, Toolset, find_service
 from mcp_runtime.violations import ContractError, ContractViolation
 
 __all__ = ["UnknownToolsetError", "build_server", "convert_toolsets", "create_server"]
@@ -16,13 +16,18 @@ class UnknownToolsetError(Exception):
     """A toolset was asked for by name, and the service has none of that name."""
 
 
-def build_server(*, toolsets: Collection[str] | None = None, **settings: Any) -> FastMCP:
-    """The installed service's server, serving ``toolsets`` (all when None).
+def build_server(
+    *,
+    service: Service | None = None,
+    toolsets: Collection[str] | None = None,
+    **settings: Any,
+) -> FastMCP:
+    """The server of ``service`` (the installed one when None), serving ``toolsets`` (all).
 
     Raises :class:`ContractError` listing every violation of every tool, so a
     server whose tools break the contract never starts. ``settings`` go to FastMCP.
     """
-    service = find_service()
+    service = service or find_service()
     loaded, violations = service.load_toolsets()
     if toolsets is not None:
         known = {toolset.name for toolset in loaded} | {v.toolset for v in violations}

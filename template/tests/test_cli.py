@@ -1,0 +1,197 @@
+"""The command line: serve, check and schema, and the messages it gives on bad input."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mcp_runtime import ToolError, cli
+from mcp_runtime.toolsets import Service, ServiceNotFoundError
+
+GOOD_TOOLSET = '''
+from typing import NotRequired
+
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolError, ToolResult
+
+
+class EchoResult(ToolResult):
+    """The echoed text."""
+
+    text: NotRequired[str]
+
+
+@tool
+def echo(text: str) -> EchoResult | ToolError:
+    """Echo the text back."""
+    return EchoResult(message=text, text=text)
+
+
+TOOLS = [echo]
+'''
+
+BAD_TOOLSET = '''
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolResult
+
+
+@tool
+def untyped(text: str):
+    """Return without an annotation."""
+    return {"message": text}
+
+
+@tool
+def optional(text: str) -> ToolResult | None:
+    """Return maybe nothing."""
+    return None
+
+
+TOOLS = [untyped, optional]
+'''
+
+
+@pytest.fixture
+def sample_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Path:
+    """A service whose toolsets package lives in a temporary folder; returns that folder."""
+    package = f"sample_toolsets_{request.node.name.replace('[', '_').replace(']', '')}"
+    folder = tmp_path / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "good.py").write_text(textwrap.dedent(GOOD_TOOLSET))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cli, "find_service", lambda: Service("sample", package))
+    return folder
+
+
+def test_check_passes_on_the_service(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check"]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+
+
+def test_check_counts_the_tools(sample_service: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check"]) == 0
+    assert capsys.readouterr().out == "ok: 1 tools of sample keep the contract\n"
+
+
+def test_check_lists_every_violation_and_exits_1(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "bad.py").write_text(BAD_TOOLSET)
+    assert cli.main(["check"]) == 1
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert output.err.startswith("error: 2 tool contract violations:\n")
+    assert "bad/untyped: [return-annotation]" in output.err
+    assert "bad/optional: [return-type]" in output.err
+    assert "Traceback" not in output.err
+
+
+def test_toolset_without_tools_list_is_a_violation(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "empty.py").write_text('"""Nothing here."""\n')
+    assert cli.main(["check"]) == 1
+    assert "empty: [toolset] " in capsys.readouterr().err
+
+
+def test_toolset_that_fails_to_import_is_a_violation(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "broken.py").write_text("import no_such_module_here\n")
+    assert cli.main(["check"]) == 1
+    error = capsys.readouterr().err
+    assert "broken: [toolset] " in error
+    assert "ModuleNotFoundError" in error
+
+
+def test_private_modules_are_not_toolsets(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "_helpers.py").write_text("VALUE = 1\n")
+    assert cli.main(["check"]) == 0
+    assert capsys.readouterr().out == "ok: 1 tools of sample keep the contract\n"
+
+
+def test_schema_prints_tools_list(sample_service: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["schema"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing == {
+        "tools": [
+            {
+                "name": "echo",
+                "description": "Echo the text back.",
+                "inputSchema": {
+                    "description": "Echo the text back.",
+                    "properties": {"text": {"title": "Text", "type": "string"}},
+                    "required": ["text"],
+                    "title": "echo",
+                    "type": "object",
+                },
+                "outputSchema": {
+                    "type": "object",
+                    "oneOf": [
+                        {
+                            "description": "The echoed text.",
+                            "properties": {
+                                "message": {"title": "Message", "type": "string"},
+                                "text": {"title": "Text", "type": "string"},
+                            },
+                            "required": ["message"],
+                            "title": "EchoResult",
+                            "type": "object",
+                        },
+                        {
+                            "description": ToolError.__doc__,
+                            "properties": {
+                                "error": {"title": "Error", "type": "string"},
+                                "detail": {"title": "Detail", "type": "string"},
+                            },
+                            "required": ["error", "detail"],
+                            "title": "ToolError",
+                            "type": "object",
+                        },
+                    ],
+                },
+            }
+        ]
+    }
+
+
+def test_schema_refuses_a_broken_service(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "bad.py").write_text(BAD_TOOLSET)
+    assert cli.main(["schema"]) == 1
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("port", ["http", "70000", "-1"])
+def test_serve_refuses_a_bad_port(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--port", port])
+    assert exited.value.code == 2
+    assert "is not a port number" in capsys.readouterr().err
+
+
+def test_serve_refuses_an_unknown_transport(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--transport", "sse"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'sse'" in capsys.readouterr().err
+
+
+def test_missing_service_is_explained(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def not_installed() -> Service:
+        raise ServiceNotFoundError("No MCP service is installed in this environment.")
+
+    monkeypatch.setattr(cli, "find_service", not_installed)
+    assert cli.main(["check"]) == 2
+    assert capsys.readouterr().err == "error: No MCP service is installed in this environment.\n"
