@@ -101,12 +101,15 @@ def read_answers(folder: Path) -> dict[str, str]:
 
 
 def interpreter(version: str) -> str:
-    """The path of an installed CPython ``version``: on PATH, or under pyenv."""
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
+    """The path of an installed CPython ``version``: under pyenv, or on PATH."""
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    candidates = sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"))
-    if candidates:
-        return candidates[-1]
+    pattern = f"{pyenv_root}/versions/{version}.*/bin/python{version}"
+    installed = sorted(
+        glob.glob(pattern), key=lambda path: [int(n) for n in re.findall(r"\d+", path)]
+    )
+    if installed:
+        return installed[-1]
+    on_path = shutil.which(f"python{version}")
+    if on_path and "/shims/" not in on_path:
+        return on_path
     raise RuntimeError(f"Python {version} is not installed: put python{version} on PATH")
