@@ -55,17 +55,27 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
     slug, package = recorded["project_slug"], recorded["package_name"]
     with session.chdir(folder):
         uv = ["uv", "--quiet"]
-        session.run(*uv, "sync", "--python", interpreter(python_version), external=True)
-        session.run(*uv, "run", "pytest", "-q", *session.posargs, external=True)
-        session.run("scripts/lint", external=True)
-        session.run(*uv, "run", slug, "check", external=True)
-        session.run(*uv, "run", "python", "-m", package, "check", external=True)
-        listing = session.run(*uv, "run", slug, "schema", external=True, silent=True)
+        python = interpreter(python_version)
+        in_service(session, *uv, "sync", "--python", python)
+        in_service(session, *uv, "run", "pytest", "-q", *session.posargs)
+        in_service(session, "scripts/lint")
+        in_service(session, *uv, "run", slug, "check")
+        in_service(session, *uv, "run", "python", "-m", package, "check")
+        listing = in_service(session, *uv, "run", slug, "schema", silent=True)
     assert isinstance(listing, str)
     tools = json.loads(listing)["tools"]
     missing = [tool["name"] for tool in tools if "outputSchema" not in tool]
     if not tools or missing:
         session.error(f"schema lists no tools, or tools without outputSchema: {missing}")
+
+
+def in_service(session: nox.Session, *command: str, silent: bool = False) -> Any:
+    """Run ``command`` in a rendered service as its team would: in the service's own .venv.
+
+    nox points uv at the session's environment; the service must use its own.
+    """
+    isolated: dict[str, str | None] = {"UV_PROJECT_ENVIRONMENT": None, "VIRTUAL_ENV": None}
+    return session.run(*command, env=isolated, external=True, silent=silent)
 
 
 def render(session: nox.Session, answers: dict[str, Any]) -> Path:

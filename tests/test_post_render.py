@@ -5,12 +5,18 @@ import warnings
 from pathlib import Path
 
 import copier
+import pytest
 
 from tests.conftest import Render
 from tests.rendering import TEMPLATE
 
 
-def test_trusted_render_makes_a_git_repository_with_an_environment(tmp_path: Path) -> None:
+def test_trusted_render_makes_a_git_repository_with_an_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a user runs it: not inside another tool's environment.
+    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     service = tmp_path / "trusted"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)

@@ -32,11 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args = _parser(service.name).parse_args(argv)
     args.service = service
+    # Quiet by default: warnings from libraries, and the runtime's own INFO lines.
     logging.basicConfig(
-        level=logging.INFO,
+        level=logging.WARNING,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("mcp_runtime").setLevel(logging.INFO)
     try:
         return int(args.run(args))
     except ContractError as exc:
