@@ -21,6 +21,8 @@ PYTHONS = ["3.11", "3.12", "3.13"]
 ANSWER_SETS: dict[str, dict[str, Any]] = json.loads(
     (ROOT / "tests" / "answer_sets.json").read_text()
 )
+# What nox sets to point uv at a session's environment.
+SESSION_ENVIRONMENT_VARIABLES = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
 TEMPLATE_TEST_REQUIREMENTS = ["copier>=9.4", "pytest>=8.3", "pyyaml>=6"]
 
 nox.options.default_venv_backend = "uv"
@@ -74,7 +76,7 @@ def in_service(session: nox.Session, *command: str, silent: bool = False) -> Any
 
     nox points uv at the session's environment; the service must use its own.
     """
-    isolated: dict[str, str | None] = {"UV_PROJECT_ENVIRONMENT": None, "VIRTUAL_ENV": None}
+    isolated: dict[str, str | None] = dict.fromkeys(SESSION_ENVIRONMENT_VARIABLES)
     return session.run(*command, env=isolated, external=True, silent=silent)
 
 

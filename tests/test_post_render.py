@@ -15,8 +15,8 @@ def test_trusted_render_makes_a_git_repository_with_an_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As a user runs it: not inside another tool's environment.
-    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    for variable in ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV"):
+        monkeypatch.delenv(variable, raising=False)
     service = tmp_path / "trusted"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
