@@ -64,11 +64,29 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
         in_service(session, *uv, "run", slug, "check")
         in_service(session, *uv, "run", "python", "-m", package, "check")
         listing = in_service(session, *uv, "run", slug, "schema", silent=True)
+        check_listing(session, listing, {"hello"})
+
+        # A team's first week: two toolsets (one name to normalise), then one more tool.
+        in_service(session, "scripts/new-toolset", "Weather Data")
+        in_service(session, "scripts/new-toolset", "reports")
+        in_service(session, "scripts/new-tool", "weather-data", "Forecast")
+        in_service(session, *uv, "run", "pytest", "-q")
+        in_service(session, "scripts/lint")
+        in_service(session, *uv, "run", slug, "check")
+        listing = in_service(session, *uv, "run", slug, "schema", silent=True)
+        check_listing(session, listing, {"hello", "weather_data", "forecast", "reports"})
+
+
+def check_listing(session: nox.Session, listing: object, expected: set[str]) -> None:
+    """The ``schema`` output lists ``expected`` tools (at least), each with an outputSchema."""
     assert isinstance(listing, str)
-    tools = json.loads(listing)["tools"]
-    missing = [tool["name"] for tool in tools if "outputSchema" not in tool]
-    if not tools or missing:
-        session.error(f"schema lists no tools, or tools without outputSchema: {missing}")
+    tools = {tool["name"]: tool for tool in json.loads(listing)["tools"]}
+    missing = expected - set(tools)
+    untyped = [
+        name for name, tool in tools.items() if tool.get("outputSchema", {}).get("type") != "object"
+    ]
+    if missing or untyped:
+        session.error(f"schema lacks the tools {sorted(missing)}; without outputSchema: {untyped}")
 
 
 def in_service(session: nox.Session, *command: str, silent: bool = False) -> Any:

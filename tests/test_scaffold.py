@@ -1,0 +1,81 @@
+"""scripts/new-toolset and scripts/new-tool in a rendered service with its own environment."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.rendering import render
+
+# What a tool runner (nox, an activated venv) sets to point uv at its own environment.
+FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
+ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT}
+
+
+def run(service: Path, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=service, env=ENVIRONMENT, capture_output=True, text=True, check=check
+    )
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A rendered service with its environment, as `uv sync` makes it."""
+    folder = render(tmp_path_factory.mktemp("scaffold") / "service", {"package_name": "svc"})
+    run(folder, "uv", "sync", "--quiet")
+    return folder
+
+
+def files_of(service: Path) -> dict[str, bytes]:
+    folders = [service / "src", service / "tests"]
+    return {
+        str(path): path.read_bytes()
+        for folder in folders
+        for path in folder.rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+
+
+def test_failure_after_writing_restores_every_file(service: Path) -> None:
+    before = files_of(service)
+    too_long = "a" * 130  # an identifier, but longer than MCP allows a tool name
+    result = run(service, "scripts/new-toolset", too_long, check=False)
+    assert result.returncode == 1
+    assert "every file was restored" in result.stderr
+    assert "[tool-name]" in result.stderr
+    assert files_of(service) == before
+
+
+def test_new_toolsets_and_tools_are_served_tested_and_clean(service: Path) -> None:
+    created = run(service, "scripts/new-toolset", "Weather Data").stdout
+    assert created.startswith(
+        "Normalised 'Weather Data' to the toolset 'weather-data' (module weather_data.py).\n"
+    )
+    assert "src/svc/toolsets/weather_data.py" in created
+    run(service, "scripts/new-toolset", "reports")
+    added = run(service, "scripts/new-tool", "weather-data", "Forecast").stdout
+    assert added.startswith("Added the tool 'forecast' to the toolset 'weather-data':")
+
+    tests = run(
+        service,
+        "uv",
+        "run",
+        "pytest",
+        "-q",
+        "tests/test_weather_data.py",
+        "tests/test_forecast.py",
+        "tests/test_reports.py",
+        "tests/test_contract.py",
+    )
+    assert " passed" in tests.stdout
+    assert run(service, "uv", "run", "my-mcp-service", "check").stdout == (
+        "ok: 5 tools of my-mcp-service keep the contract\n"
+    )
+    listing = json.loads(run(service, "uv", "run", "my-mcp-service", "schema").stdout)
+    schemas = {tool["name"]: tool["outputSchema"] for tool in listing["tools"]}
+    assert set(schemas) == {"hello", "whoami", "weather_data", "forecast", "reports"}
+    assert schemas["forecast"]["oneOf"][0]["title"] == "ForecastResult"
+    assert schemas["weather_data"]["oneOf"][0]["required"] == ["message"]
+    assert set(schemas["reports"]["oneOf"][0]["properties"]) == {"message", "key", "record"}
