@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 
 from mcp_runtime.toolsets import Service, ServiceNotFoundError, find_service
 
@@ -92,7 +93,7 @@ def plan_toolset(service: Service, text: str) -> Plan:
     names = Names(module)
     check_tool_name_is_free(service, names.tool)
     source = (
-        TOOLSET_HEADER.format(toolset=toolset)
+        TOOLSET_HEADER.substitute(toolset=toolset)
         + tool_source(names, toolset)
         + (f"\n\nTOOLS = [{names.tool}]\n")
     )
@@ -190,7 +191,7 @@ def plan_test(service: Service, module: str, names: Names, toolset: str) -> tupl
         raise ScaffoldError(
             f"{relative(path)} already exists: choose another tool name, or move that file."
         )
-    source = TEST_TEMPLATE.format(
+    source = TEST_TEMPLATE.substitute(
         module=f"{service.toolsets_package}.{module}",
         tool=names.tool,
         toolset=toolset,
@@ -200,7 +201,7 @@ def plan_test(service: Service, module: str, names: Names, toolset: str) -> tupl
 
 
 def tool_source(names: Names, toolset: str) -> str:
-    return TOOL_TEMPLATE.format(
+    return TOOL_TEMPLATE.substitute(
         tool=names.tool,
         result=names.result_class,
         words=names.words,
@@ -371,7 +372,7 @@ Next:
   3. uv run {service} schema    # the outputSchema clients will see
 """
 
-TOOLSET_HEADER = '''"""The {toolset} toolset."""
+TOOLSET_HEADER = Template('''"""The ${toolset} toolset."""
 
 from typing import Annotated, NotRequired
 
@@ -380,41 +381,41 @@ from pydantic import Field
 
 from mcp_runtime import ToolError, ToolResult
 
-'''
+''')
 
-TOOL_TEMPLATE = '''
+TOOL_TEMPLATE = Template('''
 # Example data: replace with the real source (a database, an API client, ...).
-{tool}_records: dict[str, str] = {{"example": "The example {words} record."}}
+${tool}_records: dict[str, str] = {"example": "The example ${words} record."}
 
 
-class {result}(ToolResult):
-    """One {words} record, found by its key."""
+class ${result}(ToolResult):
+    """One ${words} record, found by its key."""
 
     key: NotRequired[str]
     record: NotRequired[str]
 
 
 @tool
-def {tool}(
+def ${tool}(
     key: Annotated[str, Field(description="The key of the record to fetch, such as 'example'.")],
-) -> {result} | ToolError:
-    """Fetch one {words} record by its key.
+) -> ${result} | ToolError:
+    """Fetch one ${words} record by its key.
 
-    Use it when the user asks for a {words} record by name. An unknown key
+    Use it when the user asks for a ${words} record by name. An unknown key
     answers a `not_found` error that lists the keys there are.
     """
     wanted = key.strip().lower()
-    record = {tool}_records.get(wanted)
+    record = ${tool}_records.get(wanted)
     if record is None:
-        known = ", ".join(sorted({tool}_records))
+        known = ", ".join(sorted(${tool}_records))
         return ToolError(
             error="not_found",
-            detail=f"No {words} record has the key {{key!r}}: use one of {{known}}.",
+            detail=f"No ${words} record has the key {key!r}: use one of {known}.",
         )
-    return {result}(message=f"{{wanted}}: {{record}}", key=wanted, record=record)
-'''
+    return ${result}(message=f"{wanted}: {record}", key=wanted, record=record)
+''')
 
-TEST_TEMPLATE = '''"""The {tool} tool of the {toolset} toolset."""
+TEST_TEMPLATE = Template('''"""The ${tool} tool of the ${toolset} toolset."""
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -422,36 +423,36 @@ from mcp.server.fastmcp import FastMCP
 
 from mcp_runtime import is_error
 from mcp_runtime.testing import connect
-from {module} import {tool}
+from ${module} import ${tool}
 
-EXPECTED = {{
-    "message": "example: The example {words} record.",
+EXPECTED = {
+    "message": "example: The example ${words} record.",
     "key": "example",
-    "record": "The example {words} record.",
-}}
+    "record": "The example ${words} record.",
+}
 
 
-def test_{tool}_finds_a_record() -> None:
-    assert {tool}.invoke({{"key": "Example "}}) == EXPECTED
+def test_${tool}_finds_a_record() -> None:
+    assert ${tool}.invoke({"key": "Example "}) == EXPECTED
 
 
-def test_{tool}_unknown_key_is_not_found() -> None:
-    result = {tool}.invoke({{"key": "missing"}})
+def test_${tool}_unknown_key_is_not_found() -> None:
+    result = ${tool}.invoke({"key": "missing"})
     assert is_error(result)
     assert result["error"] == "not_found"
 
 
 @pytest.mark.anyio
-async def test_{tool}_over_mcp_matches_its_schema(server: FastMCP) -> None:
+async def test_${tool}_over_mcp_matches_its_schema(server: FastMCP) -> None:
     async with connect(server) as session:
         listing = await session.list_tools()
-        result = await session.call_tool("{tool}", {{"key": "example"}})
-    entry = next(tool for tool in listing.tools if tool.name == "{tool}")
+        result = await session.call_tool("${tool}", {"key": "example"})
+    entry = next(tool for tool in listing.tools if tool.name == "${tool}")
     assert entry.outputSchema is not None
     Draft202012Validator(entry.outputSchema).validate(result.structuredContent)
     assert result.isError is False
     assert result.structuredContent == EXPECTED
-'''
+''')
 
 if __name__ == "__main__":
     raise SystemExit(main())
