@@ -27,7 +27,7 @@ TEMPLATE_TEST_REQUIREMENTS = ["copier>=9.4", "pytest>=8.3", "pyyaml>=6"]
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["template_tests", "lint", "service"]
+nox.options.sessions = ["template_tests", "lint", "service", "update"]
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 
@@ -35,7 +35,14 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 def template_tests(session: nox.Session) -> None:
     """The template's own tests: questions, validators, what a render writes."""
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
-    session.run("pytest", "tests", *session.posargs)
+    session.run("pytest", "tests", "--ignore=tests/test_update.py", *session.posargs)
+
+
+@nox.session
+def update(session: nox.Session) -> None:
+    """copier update with a real git history: fixes arrive, the team's work stays."""
+    session.install(*TEMPLATE_TEST_REQUIREMENTS)
+    session.run("pytest", "tests/test_update.py", *session.posargs)
 
 
 @nox.session

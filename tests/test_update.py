@@ -1,0 +1,193 @@
+"""copier update on a service with a real git history: fixes arrive, the team's work stays.
+
+A template history is built from this working tree: release 1.0.0 is the tree as
+it is, release 1.1.0 adds a runtime fix, a change to pyproject.toml and a new
+question. A service rendered at 1.0.0, then worked on as a team would, is
+updated to 1.1.0 with ``copier update --defaults``.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.rendering import TEMPLATE
+
+# What a tool runner (nox, an activated venv) sets to point uv at its own environment.
+FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
+ENVIRONMENT = {
+    **{k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT},
+    "GIT_AUTHOR_NAME": "Service Team",
+    "GIT_AUTHOR_EMAIL": "team@example.com",
+    "GIT_COMMITTER_NAME": "Service Team",
+    "GIT_COMMITTER_EMAIL": "team@example.com",
+}
+COPIER = [sys.executable, "-m", "copier"]
+
+RUNTIME_LINE = (
+    "Owned by the template and updated by ``copier update``; do not edit it in a service."
+)
+RUNTIME_FIX = RUNTIME_LINE.replace("in a service.", "in a service (runtime 1.1.0).")
+CONFLICT_MARKERS = ("<<<<<<<", ">>>>>>>")
+
+
+def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``folder``; fail the test with its output if it fails."""
+    result = subprocess.run(
+        command, cwd=folder, env=ENVIRONMENT, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        pytest.fail(
+            f"{' '.join(command)} exited {result.returncode}:\n{result.stdout}{result.stderr}"
+        )
+    return result
+
+
+def commit(folder: Path, message: str) -> None:
+    run(folder, "git", "add", "--all")
+    run(folder, "git", "commit", "--quiet", "--message", message)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture(scope="module")
+def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This template as a git repository with two releases, 1.0.0 and 1.1.0."""
+    repo = tmp_path_factory.mktemp("template") / "repo"
+    listed = run(TEMPLATE, "git", "ls-files", "--cached", "--others", "--exclude-standard")
+    for name in listed.stdout.splitlines():
+        source = TEMPLATE / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    run(repo, "git", "init", "--quiet", "--initial-branch=main")
+    commit(repo, "Release 1.0.0")
+    run(repo, "git", "tag", "1.0.0")
+
+    edit(repo / "template/src/mcp_runtime/__init__.py", RUNTIME_LINE, RUNTIME_FIX)
+    edit(repo / "template/pyproject.toml.jinja", '"pydantic>=2.11,<3"', '"pydantic>=2.12,<3"')
+    edit(
+        repo / "template/pyproject.toml.jinja",
+        "[project.scripts]",
+        '[project.urls]\nHomepage = "{{ homepage }}"\n\n[project.scripts]',
+    )
+    with (repo / "copier.yml").open("a") as questions:
+        questions.write(
+            "\nhomepage:\n  type: str\n  help: The service's home page\n"
+            '  default: "https://example.com/{{ project_slug }}"\n'
+        )
+    commit(repo, "Release 1.1.0: a runtime fix, a dependency bound, a new question")
+    run(repo, "git", "tag", "1.1.0")
+    return repo
+
+
+def render_at(template_repo: Path, folder: Path, release: str) -> Path:
+    """A service rendered at ``release`` and committed, as a team starts one."""
+    run(
+        template_repo.parent,
+        *COPIER,
+        "copy",
+        "--defaults",
+        "--skip-tasks",
+        "--quiet",
+        f"--vcs-ref={release}",
+        "--data=package_name=svc",
+        str(template_repo),
+        str(folder),
+    )
+    run(folder, "git", "init", "--quiet", "--initial-branch=main")
+    commit(folder, f"Render the template at {release}")
+    return folder
+
+
+def update(folder: Path) -> None:
+    run(folder, *COPIER, "update", "--defaults", "--trust", "--quiet")
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Files that show an unfinished merge: .rej files, or conflict markers."""
+    found = []
+    for path in folder.rglob("*"):
+        if ".git" in path.parts or ".venv" in path.parts or not path.is_file():
+            continue
+        if path.suffix == ".rej" or any(
+            marker in path.read_text(errors="replace") for marker in CONFLICT_MARKERS
+        ):
+            found.append(str(path.relative_to(folder)))
+    return found
+
+
+def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_path: Path) -> None:
+    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    run(service, "uv", "sync", "--quiet")
+    run(service, "scripts/new-toolset", "Weather Data")
+    run(service, "scripts/new-toolset", "reports")
+    run(service, "uv", "add", "--quiet", "httpx>=0.27")
+    readme = service / "README.md"
+    edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
+    readme.write_text(readme.read_text() + "\n## Data sources\n\nThe national weather feed.\n")
+    commit(service, "Add toolsets, a dependency, README sections")
+    team_owned = [
+        "README.md",
+        "src/svc/toolsets/weather_data.py",
+        "src/svc/toolsets/reports.py",
+        "tests/test_weather_data.py",
+        "tests/test_reports.py",
+    ]
+    before = {name: (service / name).read_bytes() for name in team_owned}
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert {name: (service / name).read_bytes() for name in team_owned} == before
+    assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
+    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert "httpx>=0.27" in project["dependencies"]
+    assert "pydantic>=2.12,<3" in project["dependencies"]
+    assert project["urls"] == {"Homepage": "https://example.com/my-mcp-service"}
+    answers = (service / ".copier-answers.yml").read_text()
+    assert "_commit: 1.1.0" in answers
+    assert "homepage: https://example.com/my-mcp-service" in answers
+
+    run(service, "uv", "sync", "--quiet")
+    assert " passed" in run(service, "uv", "run", "pytest", "-q", "-x").stdout
+    run(service, "scripts/lint")
+
+
+def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    server = service / "src/mcp_runtime/server.py"
+    edit(server, '"""Build the FastMCP server', '"""Build the FastMCP server (patched here)')
+    commit(service, "Patch the runtime locally")
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert '"""Build the FastMCP server (patched here)' in server.read_text()
+    assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
+
+
+def test_edit_that_the_template_also_changed_shows_as_a_conflict(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    init = service / "src/mcp_runtime/__init__.py"
+    edit(init, RUNTIME_LINE, RUNTIME_LINE.replace("in a service.", "in this service!"))
+    commit(service, "Edit the runtime's docstring")
+
+    update(service)
+
+    assert leftovers(service) == ["src/mcp_runtime/__init__.py"]
+    text = init.read_text()
+    assert "in this service!" in text
+    assert RUNTIME_FIX in text
