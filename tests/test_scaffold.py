@@ -1,22 +1,17 @@
 """scripts/new-toolset and scripts/new-tool in a rendered service with its own environment."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.rendering import render
-
-# What a tool runner (nox, an activated venv) sets to point uv at its own environment.
-FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
-ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT}
+from tests.rendering import SERVICE_ENVIRONMENT, render
 
 
 def run(service: Path, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        command, cwd=service, env=ENVIRONMENT, capture_output=True, text=True, check=check
+        command, cwd=service, env=SERVICE_ENVIRONMENT, capture_output=True, text=True, check=check
     )
 
 

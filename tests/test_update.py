@@ -6,7 +6,6 @@ question. A service rendered at 1.0.0, then worked on as a team would, is
 updated to 1.1.0 with ``copier update --defaults``.
 """
 
-import os
 import shutil
 import subprocess
 import sys
@@ -15,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.rendering import TEMPLATE
+from tests.rendering import SERVICE_ENVIRONMENT, TEMPLATE
 
-# What a tool runner (nox, an activated venv) sets to point uv at its own environment.
-FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
 ENVIRONMENT = {
-    **{k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT},
+    **SERVICE_ENVIRONMENT,
     "GIT_AUTHOR_NAME": "Service Team",
     "GIT_AUTHOR_EMAIL": "team@example.com",
     "GIT_COMMITTER_NAME": "Service Team",
