@@ -6,6 +6,7 @@ question. A service rendered at 1.0.0, then worked on as a team would, is
 updated to 1.1.0 with ``copier update --defaults``.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,7 @@ RUNTIME_LINE = (
     "Owned by the template and updated by ``copier update``; do not edit it in a service."
 )
 RUNTIME_FIX = RUNTIME_LINE.replace("in a service.", "in a service (runtime 1.1.0).")
-CONFLICT_MARKERS = ("<<<<<<<", ">>>>>>>")
+CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
 def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
@@ -110,14 +111,13 @@ def update(folder: Path) -> None:
 
 
 def leftovers(folder: Path) -> list[str]:
-    """Files that show an unfinished merge: .rej files, or conflict markers."""
+    """Files that show an unfinished merge: .rej files, or conflict marker lines."""
     found = []
-    for path in folder.rglob("*"):
+    for path in sorted(folder.rglob("*")):
         if ".git" in path.parts or ".venv" in path.parts or not path.is_file():
             continue
-        if path.suffix == ".rej" or any(
-            marker in path.read_text(errors="replace") for marker in CONFLICT_MARKERS
-        ):
+        text = path.read_text(errors="replace")
+        if path.suffix == ".rej" or CONFLICT_MARKER.search(text):
             found.append(str(path.relative_to(folder)))
     return found
 
