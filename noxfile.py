@@ -27,7 +27,7 @@ TEMPLATE_TEST_REQUIREMENTS = ["copier>=9.4", "pytest>=8.3", "pyyaml>=6"]
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["template_tests", "lint", "service", "update"]
+nox.options.sessions = ["template_tests", "lint", "service", "update", "clients"]
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 
@@ -49,8 +49,8 @@ def update(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Ruff on this repository's own Python: hooks, tests and this file."""
     session.install("ruff>=0.11")
-    session.run("ruff", "check", "hooks", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "hooks", "tests", "noxfile.py")
+    session.run("ruff", "check", "hooks", "tests", "clients", "noxfile.py")
+    session.run("ruff", "format", "--check", "hooks", "tests", "clients", "noxfile.py")
 
 
 @nox.session
@@ -82,6 +82,19 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
         in_service(session, *uv, "run", slug, "check")
         listing = in_service(session, *uv, "run", slug, "schema", silent=True)
         check_listing(session, listing, {"hello", "weather_data", "forecast", "reports"})
+
+
+@nox.session
+def clients(session: nox.Session) -> None:
+    """A rendered service against MCP clients nobody here wrote (see clients/)."""
+    session.install("copier>=9.4")
+    folder = render(session, {})
+    slug = read_answers(folder)["project_slug"]
+    with session.chdir(folder):
+        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(PYTHONS[0]))
+    with session.chdir(ROOT / "clients"):
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+    in_service(session, "python", str(ROOT / "clients" / "check_service.py"), str(folder), slug)
 
 
 def check_listing(session: nox.Session, listing: object, expected: set[str]) -> None:

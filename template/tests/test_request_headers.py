@@ -11,6 +11,7 @@ import uvicorn
 from langchain_core.tools import tool
 
 from mcp_runtime import ToolResult, request_header, using_headers
+from mcp_runtime.http_app import http_app
 from mcp_runtime.server import create_server
 from mcp_runtime.testing import connect_http, free_port
 from mcp_runtime.toolsets import Toolset
@@ -39,9 +40,7 @@ def url() -> Iterator[str]:
     """A real uvicorn server on a loopback port serving the ``caller`` tool."""
     port = free_port()
     server = create_server("headers", [Toolset("headers", "tests", (caller,))])
-    config = uvicorn.Config(
-        server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning"
-    )
+    config = uvicorn.Config(http_app(server), host="127.0.0.1", port=port, log_level="warning")
     uvicorn_server = uvicorn.Server(config)
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import uvicorn
 
+from mcp_runtime.http_app import http_app
 from mcp_runtime.server import UnknownToolsetError, build_server
 from mcp_runtime.toolsets import ServiceNotFoundError, find_service
 from mcp_runtime.violations import ContractError
@@ -102,7 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     uvicorn.run(
-        server.streamable_http_app(),
+        http_app(server),
         host=args.host,
         port=args.port,
         log_level="warning",

@@ -1,0 +1,103 @@
+"""langchain-mcp-adapters' own client against a rendered service over streamable HTTP.
+
+Loads the served tools back as LangChain tools, calls them as an agent would
+(with a tool call), and checks that the structured payload comes back as the
+tool message's artifact. Run it in the service's environment:
+
+    uv run --project SERVICE python langchain_client.py URL
+
+Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
+"""
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, ToolException
+from langchain_mcp_adapters.client import MultiServerMCPClient
+
+failures: list[str] = []
+
+
+def report(tool: str, what: str, problem: str | None) -> None:
+    if problem is None:
+        print(f"ok   langchain client: {tool}: {what}")
+    else:
+        failures.append(f"langchain client: {tool}: {what}: {problem}")
+        print(f"FAIL langchain client: {tool}: {what}: {problem}")
+
+
+async def call(tool: BaseTool, arguments: dict[str, Any]) -> ToolMessage:
+    call = {"type": "tool_call", "id": "call-1", "name": tool.name, "args": arguments}
+    message = await tool.ainvoke(call)
+    assert isinstance(message, ToolMessage)
+    return message
+
+
+async def expect(tool: BaseTool, what: str, arguments: dict[str, Any], payload: Any) -> None:
+    try:
+        message = await call(tool, arguments)
+    except Exception as exc:  # the check reports any failure, whatever its kind
+        report(tool.name, what, f"{type(exc).__name__}: {exc}")
+        return
+    artifact = message.artifact or {}
+    structured = artifact.get("structured_content") if isinstance(artifact, dict) else None
+    if structured != payload:
+        report(tool.name, what, f"artifact {artifact!r} does not carry {payload!r}")
+    elif (
+        json.loads(
+            str(
+                message.content[0]["text"] if isinstance(message.content, list) else message.content
+            )
+        )
+        != payload
+    ):
+        report(tool.name, what, f"the text content {message.content!r} is not the payload")
+    else:
+        report(tool.name, what, None)
+
+
+async def expect_error(tool: BaseTool, what: str, arguments: dict[str, Any], text: str) -> None:
+    """An ``isError`` answer reaches the agent as an error message carrying ``text``."""
+    try:
+        message = await call(tool, arguments)
+    except ToolException as exc:
+        problem = None if text in str(exc) else f"the error {str(exc)!r} lacks {text!r}"
+        report(tool.name, what, problem)
+        return
+    if message.status != "error" or text not in str(message.content):
+        report(tool.name, what, f"not an error carrying {text!r}: {message!r}")
+    else:
+        report(tool.name, what, None)
+
+
+async def main(url: str) -> int:
+    servers: Any = {
+        "service": {
+            "transport": "streamable_http",
+            "url": url,
+            "headers": {"x-demo-token": "demo-token"},
+        }
+    }
+    tools = {tool.name: tool for tool in await MultiServerMCPClient(servers).get_tools()}
+    report(
+        "tools/list",
+        "loads hello and whoami",
+        None if set(tools) == {"hello", "whoami"} else f"got {sorted(tools)}",
+    )
+    greeting = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+    await expect(tools["hello"], "a valid result", {"name": "Ada"}, greeting)
+    await expect_error(tools["hello"], "a returned ToolError", {"name": " "}, "invalid_argument")
+    account = {"message": "The credential belongs to account demo-user.", "account": "demo-user"}
+    await expect(tools["whoami"], "with its header", {}, account)
+    if failures:
+        print(f"{len(failures)} check(s) failed:\n" + "\n".join(failures), file=sys.stderr)
+        return 1
+    print(f"langchain client: {len(tools)} tools, every check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main(sys.argv[1])))
