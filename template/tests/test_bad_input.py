@@ -35,7 +35,8 @@ class RawSession:
             ),
         )
         assert response.status_code == 200, response.text
-        self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        if "mcp-session-id" in response.headers:  # stateful serving (MCP_STATELESS=false)
+            self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
         self.headers["mcp-protocol-version"] = "2025-06-18"
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         assert self.http.post(url, headers=self.headers, json=initialized).status_code == 202

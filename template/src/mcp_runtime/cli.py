@@ -8,20 +8,23 @@ contract violations, 2 for bad usage or setup), never as a traceback.
 import argparse
 import asyncio
 import json
-import logging
+import os
 import sys
 from collections.abc import Sequence
 
 import uvicorn
 
 from mcp_runtime.http_app import http_app
+from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
+from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.toolsets import ServiceNotFoundError, find_service
 from mcp_runtime.violations import ContractError
 
 __all__ = ["main"]
 
 TRANSPORTS = ("streamable-http", "stdio")
+GRACEFUL_SHUTDOWN_SECONDS = 30
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,19 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args = _parser(service.name).parse_args(argv)
     args.service = service
-    # Quiet by default: warnings from libraries, and the runtime's own INFO lines.
-    logging.basicConfig(
-        level=logging.WARNING,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("mcp_runtime").setLevel(logging.INFO)
     try:
+        overrides = {name: getattr(args, name, None) for name in ("host", "port", "workers")}
+        args.settings = load_settings(**overrides)
+        configure_logging(args.settings.log_level, args.settings.log_format)
         return int(args.run(args))
     except ContractError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except UnknownToolsetError as exc:
+    except (SettingsError, UnknownToolsetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -64,9 +63,12 @@ def _parser(name: str) -> argparse.ArgumentParser:
         help="streamable-http serves http://HOST:PORT/mcp; stdio serves one client "
         "on standard input and output (default: %(default)s)",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve.add_argument("--host", help="address to bind (default: MCP_HOST, or 127.0.0.1)")
+    serve.add_argument("--port", type=_port, help="port to bind (default: MCP_PORT, or 8000)")
     serve.add_argument(
-        "--port", type=_port, default=8000, help="port to bind (default: %(default)s)"
+        "--workers",
+        type=_workers,
+        help="worker processes for streamable HTTP (default: MCP_WORKERS, or 1)",
     )
     serve.set_defaults(run=_serve)
 
@@ -92,35 +94,58 @@ def _port(text: str) -> int:
     return port
 
 
+def _workers(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (1 to 64)")
+    return int(text)
+
+
 def _serve(args: argparse.Namespace) -> int:
-    server = build_server(service=args.service, host=args.host, port=args.port)
+    settings: ServiceSettings = args.settings
+    server = build_server(service=args.service, settings=settings)
     if args.transport == "stdio":
         server.run("stdio")
         return 0
+    if settings.workers > 1 and not settings.stateless:
+        raise SettingsError(
+            "bad setting MCP_WORKERS: stateful sessions (MCP_STATELESS=false) live in one "
+            "process; serve them with MCP_WORKERS=1"
+        )
     print(
-        f"Serving {server.name} on http://{args.host}:{args.port}"
-        f"{server.settings.streamable_http_path}",
+        f"Serving {server.name} on http://{settings.host}:{settings.port}"
+        f"{server.settings.streamable_http_path} ({settings.workers} worker(s))",
         file=sys.stderr,
     )
+    options = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "warning",
+        "access_log": False,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
+    }
+    if settings.workers == 1:
+        uvicorn.run(http_app(server), **options)  # type: ignore[arg-type]
+        return 0
+    # Each worker builds its own app from the environment: pass the options on.
+    os.environ.update({"MCP_HOST": settings.host, "MCP_PORT": str(settings.port)})
     uvicorn.run(
-        http_app(server),
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        timeout_graceful_shutdown=10,
+        "mcp_runtime.http_app:app_from_environment",
+        factory=True,
+        workers=settings.workers,
+        **options,  # type: ignore[arg-type]
     )
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
-    server = build_server(service=args.service)
+    server = build_server(service=args.service, settings=args.settings)
     tools = asyncio.run(server.list_tools())
     print(f"ok: {len(tools)} tools of {server.name} keep the contract")
     return 0
 
 
 def _schema(args: argparse.Namespace) -> int:
-    server = build_server(service=args.service)
+    server = build_server(service=args.service, settings=args.settings)
     tools = asyncio.run(server.list_tools())
     listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
     print(json.dumps({"tools": listing}, indent=2, ensure_ascii=False))

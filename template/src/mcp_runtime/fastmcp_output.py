@@ -20,11 +20,13 @@ import inspect
 import json
 import logging
 import re
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
+import anyio
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
 from mcp.server.fastmcp.tools import Tool as FastMCPTool
@@ -34,6 +36,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import (
     ConfigDict,
     Discriminator,
+    Field,
     PrivateAttr,
     RootModel,
     Tag,
@@ -43,6 +46,7 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError
 from typing_extensions import is_typeddict
 
+from mcp_runtime.logs import log_call
 from mcp_runtime.tool_result import ToolError, ToolResult
 from mcp_runtime.violations import ContractError, ContractViolation
 
@@ -97,6 +101,7 @@ class OutputContract:
 class ContractTool(FastMCPTool):
     """A FastMCP tool that answers every call as its :class:`OutputContract` says."""
 
+    call_timeout: float | None = Field(None, description="seconds before a call answers isError")
     _contract: OutputContract = PrivateAttr()
 
     @property
@@ -110,21 +115,42 @@ class ContractTool(FastMCPTool):
         context: Any = None,
         convert_result: bool = False,
     ) -> CallToolResult:
-        """Validate the arguments, call the tool and answer with a contract-checked result."""
+        """Validate the arguments, call the tool and answer with a contract-checked result.
+
+        Logs one line: the tool, the outcome and the duration (never arguments or values).
+        """
+        started = time.perf_counter()
+        result, outcome = await self._answer(arguments)
+        log_call(self.name, outcome, time.perf_counter() - started)
+        return result
+
+    async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
         metadata = self.fn_metadata
         try:
             parsed = metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
         except ValidationError as exc:
             problems = describe_validation_error(exc, strip_tag=False)
-            return error_result(f"Invalid arguments for tool '{self.name}': {problems}")
+            message = f"Invalid arguments for tool '{self.name}': {problems}"
+            return error_result(message), "bad_arguments"
         try:
-            value = await self.fn(**parsed.model_dump_one_level())
+            with anyio.move_on_after(self.call_timeout) as deadline:
+                value = await self.fn(**parsed.model_dump_one_level())
         except UrlElicitationRequiredError:
             raise
         except Exception as exc:
             logger.warning("tool %s raised %s", self.name, type(exc).__name__)
-            return error_result(str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}")
-        return self._contract.to_call_result(value)
+            message = str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
+            return error_result(message), "exception"
+        if deadline.cancelled_caught:
+            message = (
+                f"Tool '{self.name}' did not finish within {self.call_timeout:g} seconds: "
+                "try again later, or ask for less at once."
+            )
+            return error_result(message), "timeout"
+        result = self._contract.to_call_result(value)
+        if result.structuredContent is None:
+            return result, "contract_violation"
+        return result, "tool_error" if result.isError else "ok"
 
 
 def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
