@@ -1,0 +1,120 @@
+"""The deployment artefacts, read as data: they parse, and agree with the service.
+
+No container engine runs in tests: the image recipe is read, the manifests are
+parsed, and the endpoints they point at are requested from a served instance.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.testing import serve_http
+from mcp_runtime.toolsets import find_service
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PORT = ServiceSettings.model_fields["port"].default
+NAME = find_service().name
+
+
+def manifest(name: str) -> dict[str, Any]:
+    loaded = yaml.safe_load((ROOT / "deploy" / "kubernetes" / name).read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def deployment() -> dict[str, Any]:
+    return manifest("deployment.yaml")
+
+
+@pytest.fixture(scope="module")
+def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    [only] = deployment["spec"]["template"]["spec"]["containers"]
+    assert isinstance(only, dict)
+    return only
+
+
+def test_manifests_are_the_three_kinds() -> None:
+    names = ("deployment.yaml", "service.yaml", "hpa.yaml")
+    kinds = {name: manifest(name)["kind"] for name in names}
+    assert kinds == {
+        "deployment.yaml": "Deployment",
+        "service.yaml": "Service",
+        "hpa.yaml": "HorizontalPodAutoscaler",
+    }
+
+
+def test_ports_match_the_settings(container: dict[str, Any]) -> None:
+    [port] = container["ports"]
+    assert port == {"name": "http", "containerPort": DEFAULT_PORT}
+    environment = {item["name"]: item["value"] for item in container["env"]}
+    assert environment["MCP_PORT"] == str(DEFAULT_PORT)
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert container[probe]["httpGet"]["port"] == "http"
+    [service_port] = manifest("service.yaml")["spec"]["ports"]
+    assert service_port["targetPort"] == "http"
+
+
+def test_binding_beyond_localhost_lists_the_allowed_hosts(container: dict[str, Any]) -> None:
+    environment = {item["name"]: item["value"] for item in container["env"]}
+    assert environment["MCP_HOST"] == "0.0.0.0"
+    hosts = environment["MCP_ALLOWED_HOSTS"].split(",")
+    assert f"{NAME}:*" in hosts
+
+
+def test_probes_point_at_real_endpoints(container: dict[str, Any]) -> None:
+    paths = [container[probe]["httpGet"]["path"] for probe in ("livenessProbe", "readinessProbe")]
+    assert paths == ["/healthz", "/readyz"]
+    with serve_http() as url:
+        base = url.removesuffix("/mcp")
+        statuses = [httpx.get(base + path).status_code for path in paths]
+    assert statuses == [200, 200]
+
+
+def test_pods_request_resources_and_run_unprivileged(
+    deployment: dict[str, Any], container: dict[str, Any]
+) -> None:
+    assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def test_autoscaler_targets_the_deployment(deployment: dict[str, Any]) -> None:
+    target = manifest("hpa.yaml")["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    selector = manifest("service.yaml")["spec"]["selector"]
+    assert selector == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_image_is_multi_stage_built_with_uv() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM \S+ AS (\w+)$", recipe, re.MULTILINE)
+    assert stages == ["build", "runtime"]
+    assert "uv sync --no-dev" in recipe
+
+
+def test_image_runs_as_a_non_root_user() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    users = re.findall(r"^USER (\S+)$", recipe, re.MULTILINE)
+    assert users, "the image sets no USER"
+    assert users[-1].split(":")[0] not in {"root", "0"}
+
+
+def test_image_healthcheck_requests_the_liveness_endpoint() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    [check] = re.findall(r"^HEALTHCHECK .*\n\s+CMD (.*)$", recipe, re.MULTILINE)
+    assert f"http://127.0.0.1:{DEFAULT_PORT}/healthz" in check
+    assert re.search(rf"^EXPOSE {DEFAULT_PORT}$", recipe, re.MULTILINE)
+
+
+def test_client_config_points_at_the_endpoint() -> None:
+    config = json.loads((ROOT / "deploy" / "mcp-client.json").read_text())
+    entry = config["mcpServers"][NAME]
+    assert entry["type"] == "streamable-http"
+    assert entry["url"] == f"http://localhost:{DEFAULT_PORT}/mcp"
