@@ -49,8 +49,9 @@ def update(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Ruff on this repository's own Python: hooks, tests and this file."""
     session.install("ruff>=0.11")
-    session.run("ruff", "check", "hooks", "tests", "clients", "noxfile.py")
-    session.run("ruff", "format", "--check", "hooks", "tests", "clients", "noxfile.py")
+    paths = ["hooks", "tests", "clients", "benchmarks", "noxfile.py"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
 
 
 @nox.session
@@ -95,6 +96,17 @@ def clients(session: nox.Session) -> None:
     with session.chdir(ROOT / "clients"):
         session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     in_service(session, "python", str(ROOT / "clients" / "check_service.py"), str(folder), slug)
+
+
+@nox.session
+def benchmark(session: nox.Session) -> None:
+    """What the contract costs, as ratios against baselines run alongside (not a test)."""
+    session.install("copier>=9.4")
+    folder = render(session, {})
+    with session.chdir(folder):
+        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(PYTHONS[0]))
+        script = str(ROOT / "benchmarks" / "contract_cost.py")
+        in_service(session, "uv", "run", "--quiet", "python", script, *session.posargs)
 
 
 def check_listing(session: nox.Session, listing: object, expected: set[str]) -> None:

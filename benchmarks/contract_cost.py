@@ -1,0 +1,230 @@
+"""What the contract costs: each figure is a ratio against a baseline measured in the same run.
+
+1. Per tools/call over an in-memory MCP session: the contract path (a LangChain tool
+   through mcp_runtime's to_fastmcp) against the same tool registered natively in
+   FastMCP with structured output.
+2. The startup gate: time per tool for 10, 100 and 1,000 generated tools.
+3. Streamable HTTP throughput and p50/p99 latency: the service's app against a plain
+   FastMCP app serving the same tool natively, each under uvicorn on loopback.
+
+Run it in a rendered service's environment (``nox -s benchmark`` does):
+
+    uv run --project SERVICE python benchmarks/contract_cost.py [--quick]
+"""
+
+import argparse
+import asyncio
+import logging
+import statistics
+import threading
+import time
+import types
+from collections.abc import Awaitable, Callable
+from typing import Any, NotRequired
+
+import httpx
+import uvicorn
+from langchain_core.tools import StructuredTool, tool
+from mcp.server.fastmcp import FastMCP
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from mcp_runtime import ToolError, ToolResult, to_fastmcp
+from mcp_runtime.http_app import http_app
+from mcp_runtime.server import create_server
+from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.testing import free_port
+from mcp_runtime.toolsets import Toolset
+
+
+class HelloResult(ToolResult):
+    """A greeting."""
+
+    greeting: NotRequired[str]
+
+
+def greet(name: str) -> HelloResult:
+    """Greet a person by name."""
+    return HelloResult(message=f"Hello, {name}!", greeting=f"Hello, {name}!")
+
+
+async def greet_async(name: str) -> HelloResult:
+    """Greet a person by name."""
+    return greet(name)
+
+
+def greet_or_fail(name: str) -> HelloResult | ToolError:
+    """Greet a person by name."""
+    return greet(name)
+
+
+def native_server(function: Callable[..., Any]) -> FastMCP:
+    """The baseline: the tool registered natively, with FastMCP's structured output.
+
+    Annotated ``-> HelloResult``, as FastMCP would wrap a union in ``{"result": ...}``.
+    """
+    server = FastMCP("native", stateless_http=True)
+    server.add_tool(function, name="hello", structured_output=True)
+    return server
+
+
+def contract_server(function: Callable[..., Any]) -> FastMCP:
+    """The contract path: the same function as a LangChain tool, through the runtime."""
+    return create_server("contract", [Toolset("hello", "bench", (tool("hello")(function),))])
+
+
+async def per_call(server: FastMCP, calls: int) -> list[float]:
+    timings = []
+    async with create_connected_server_and_client_session(server) as session:
+        for _ in range(50):  # warm up
+            await session.call_tool("hello", {"name": "Ada"})
+        for _ in range(calls):
+            started = time.perf_counter()
+            result = await session.call_tool("hello", {"name": "Ada"})
+            timings.append(time.perf_counter() - started)
+            assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+    return timings
+
+
+def generated_tools(count: int) -> list[StructuredTool]:
+    tools = []
+    for number in range(count):
+        annotations = {f"value_{number}": NotRequired[int], "label": NotRequired[str]}
+        result = types.new_class(
+            f"Result{number}",
+            (ToolResult,),
+            {},
+            lambda namespace, a=annotations: namespace.update({"__annotations__": a}),
+        )
+
+        def function(query: str) -> Any:
+            return {"message": query}
+
+        function.__annotations__["return"] = result | ToolError
+        tools.append(
+            StructuredTool.from_function(
+                function, name=f"tool_{number}", description="A generated tool."
+            )
+        )
+    return tools
+
+
+def gate_per_tool(count: int) -> float:
+    tools = generated_tools(count)
+    started = time.perf_counter()
+    for generated in tools:
+        to_fastmcp(generated)
+    return (time.perf_counter() - started) / count
+
+
+class Served:
+    """An ASGI app under uvicorn on a free loopback port, in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join()
+
+
+async def load(url: str, seconds: float, concurrency: int) -> tuple[float, list[float]]:
+    """Calls per second and each call's latency, with ``concurrency`` callers for ``seconds``."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "hello", "arguments": {"name": "Ada"}},
+    }
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    async with httpx.AsyncClient(headers=headers, timeout=30) as client:
+
+        async def caller() -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                response = await client.post(url, json=body)
+                assert response.status_code == 200
+                assert "Hello, Ada!" in response.text
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(caller() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    return len(latencies) / elapsed, latencies
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def interleaved(rounds: int, *runs: Callable[[], Awaitable[Any]]) -> list[list[Any]]:
+    """Run each measurement ``rounds`` times, alternating, so drift hits both alike."""
+    results: list[list[Any]] = [[] for _ in runs]
+    for _ in range(rounds):
+        for index, run in enumerate(runs):
+            results[index].append(asyncio.run(run()))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    calls, rounds, seconds = (200, 2, 1.0) if args.quick else (2000, 5, 5.0)
+
+    print("1. per tools/call over an in-memory session, median of medians")
+    variants = {
+        "async tool": (greet_async, greet_async),
+        "sync tool": (greet, greet),
+        "sync, XResult | ToolError": (greet, greet_or_fail),
+    }
+    for label, (native_function, contract_function) in variants.items():
+        native, contract = interleaved(
+            rounds,
+            lambda f=native_function: per_call(native_server(f), calls),
+            lambda f=contract_function: per_call(contract_server(f), calls),
+        )
+        native_us = statistics.median(statistics.median(run) for run in native) * 1e6
+        contract_us = statistics.median(statistics.median(run) for run in contract) * 1e6
+        print(
+            f"   {label:26s} native {native_us:7.1f} us   contract {contract_us:7.1f} us"
+            f"   ratio {contract_us / native_us:.3f}"
+        )
+
+    print("2. startup gate, time per tool")
+    for count in (10, 100, 1000):
+        print(f"   {count:5d} tools: {gate_per_tool(count) * 1e3:.3f} ms per tool")
+
+    print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
+    settings = ServiceSettings(stateless=True)
+    toolset = Toolset("hello", "bench", (tool("hello")(greet_async),))
+    service_app = http_app(create_server("contract", [toolset], settings=settings))
+    plain_app = native_server(greet_async).streamable_http_app()
+    with Served(plain_app) as plain_url, Served(service_app) as service_url:
+        plain_runs, service_runs = interleaved(
+            rounds, lambda: load(plain_url, seconds, 8), lambda: load(service_url, seconds, 8)
+        )
+    for label, runs in (("plain FastMCP", plain_runs), ("service", service_runs)):
+        throughput = statistics.median(rate for rate, _ in runs)
+        latencies = [latency for _, run in runs for latency in run]
+        p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
+        print(f"   {label:14s} {throughput:8.1f} calls/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
+    plain_rate = statistics.median(rate for rate, _ in plain_runs)
+    service_rate = statistics.median(rate for rate, _ in service_runs)
+    print(f"   service / plain throughput = {service_rate / plain_rate:.3f}")
+
+
+if __name__ == "__main__":
+    main()
