@@ -24,11 +24,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def files_of(service: Path) -> dict[str, bytes]:
-    folders = [service / "src", service / "tests"]
+    folders = [service / "src", service / "tests", service / "contract"]
     return {
         str(path): path.read_bytes()
         for folder in folders
-        for path in folder.rglob("*.py")
+        for path in folder.rglob("*.*")
         if "__pycache__" not in path.parts
     }
 

@@ -134,6 +134,7 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     commit(service, "Add toolsets, a dependency, README sections")
     team_owned = [
         "README.md",
+        "contract/tools.json",
         "src/svc/toolsets/weather_data.py",
         "src/svc/toolsets/reports.py",
         "tests/test_weather_data.py",

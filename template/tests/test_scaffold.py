@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def snapshot() -> dict[str, str]:
-    """Every file of the service's sources and tests, with a hash of its content."""
+    """Every file of the service's sources, tests and contract, with a hash of its content."""
     files = [*ROOT.joinpath("src").rglob("*.py"), *ROOT.joinpath("tests").rglob("*.py")]
+    files += list(ROOT.joinpath("contract").glob("*.json"))
     return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
 
 

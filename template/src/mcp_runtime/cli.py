@@ -1,4 +1,4 @@
-"""The service's command line: ``serve``, ``check`` and ``schema``.
+"""The service's command line: ``serve``, ``check``, ``schema`` and ``contract``.
 
 Installed as the console script named after the service, and run by
 ``python -m <package>``. A problem is reported in one message (exit 1 for
@@ -11,9 +11,18 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import uvicorn
 
+from mcp_runtime.contract_snapshot import (
+    SNAPSHOT,
+    compare,
+    contract_of,
+    read_snapshot,
+    render,
+    report,
+)
 from mcp_runtime.http_app import http_app
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
@@ -81,6 +90,15 @@ def _parser(name: str) -> argparse.ArgumentParser:
         "schema", help="print the tools/list answer as JSON, with each outputSchema"
     )
     schema.set_defaults(run=_schema)
+
+    contract = commands.add_parser(
+        "contract",
+        help="compare the live contract with contract/tools.json; exit 1 on a breaking change",
+    )
+    contract.add_argument(
+        "--write", action="store_true", help="record the live contract in contract/tools.json"
+    )
+    contract.set_defaults(run=_contract)
     return parser
 
 
@@ -150,3 +168,25 @@ def _schema(args: argparse.Namespace) -> int:
     listing = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
     print(json.dumps({"tools": listing}, indent=2, ensure_ascii=False))
     return 0
+
+
+def _contract(args: argparse.Namespace) -> int:
+    server = build_server(service=args.service, settings=args.settings)
+    live = contract_of(asyncio.run(server.list_tools()))
+    path = Path.cwd() / SNAPSHOT
+    write_command = f"uv run {args.service.name} contract --write"
+    if args.write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(live))
+        print(f"wrote {SNAPSHOT.as_posix()}: {len(live['tools'])} tools")
+        return 0
+    if not path.is_file():
+        print(
+            f"error: there is no contract snapshot at {SNAPSHOT.as_posix()}: run "
+            f"`{write_command}` in the service's folder and commit it",
+            file=sys.stderr,
+        )
+        return 1
+    differences = compare(read_snapshot(path), live)
+    print(report(differences, write_command))
+    return 1 if any(difference.breaking for difference in differences) else 0

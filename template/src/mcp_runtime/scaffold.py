@@ -9,6 +9,7 @@ was. Bad input exits 2 with a message and writes nothing.
 import argparse
 import ast
 import importlib
+import json
 import keyword
 import os
 import re
@@ -19,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import Any
 
+from mcp_runtime.contract_snapshot import SNAPSHOT, read_snapshot, render
 from mcp_runtime.toolsets import Service, ServiceNotFoundError, find_service
 
 __all__ = ["main"]
@@ -74,10 +77,11 @@ def normalise(text: str, what: str) -> str:
 
 @dataclass
 class Plan:
-    """Files to write (path to new content) and what to tell the user afterwards."""
+    """Files to write (path to new content), the new tools, and what to tell the user."""
 
     writes: dict[Path, str]
     summary: list[str]
+    tools: list[str]
 
 
 def plan_toolset(service: Service, text: str) -> Plan:
@@ -106,7 +110,9 @@ def plan_toolset(service: Service, text: str) -> Plan:
             f"Created the toolset '{toolset}':",
             f"  {relative(path)}  with the tool '{names.tool}'",
             f"  {relative(test_path)}  its tests",
+            f"  {SNAPSHOT.as_posix()}  the published contract, with the new tool",
         ],
+        tools=[names.tool],
     )
 
 
@@ -181,7 +187,9 @@ def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
             f"Added the tool '{names.tool}' to the toolset '{toolset}':",
             f"  {relative(path)}  the tool, listed in TOOLS",
             f"  {relative(test_path)}  its tests",
+            f"  {SNAPSHOT.as_posix()}  the published contract, with the new tool",
         ],
+        tools=[names.tool],
     )
 
 
@@ -257,13 +265,17 @@ def relative(path: Path) -> str:
 
 
 def apply(plan: Plan, service: Service) -> None:
-    """Write every planned file, tidy and gate them; restore everything on any failure."""
-    originals = {path: path.read_bytes() if path.exists() else None for path in plan.writes}
+    """Write every planned file, tidy and gate them, record the new tools in the contract
+    snapshot; restore everything on any failure."""
+    snapshot = Path.cwd() / SNAPSHOT
+    touched = [*plan.writes, snapshot]
+    originals = {path: path.read_bytes() if path.exists() else None for path in touched}
     try:
         for path, source in plan.writes.items():
             path.write_text(source)
         tidy(list(plan.writes))
-        verify(service)
+        listing = verify(service)
+        record(snapshot, listing, plan.tools)
     except BaseException:
         for path, content in originals.items():
             if content is None:
@@ -271,6 +283,21 @@ def apply(plan: Plan, service: Service) -> None:
             else:
                 path.write_bytes(content)
         raise
+
+
+def record(snapshot: Path, listing: list[dict[str, Any]], tools: Sequence[str]) -> None:
+    """Add ``tools`` to the contract snapshot, leaving every other entry as it was."""
+    live = {entry["name"]: entry for entry in contract_of_listing(listing)["tools"]}
+    recorded = read_snapshot(snapshot) if snapshot.is_file() else contract_of_listing(listing)
+    entries = {entry["name"]: entry for entry in recorded["tools"]}
+    entries |= {name: live[name] for name in tools}
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+    snapshot.write_text(render({"tools": sorted(entries.values(), key=lambda e: e["name"])}))
+
+
+def contract_of_listing(listing: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("name", "description", "inputSchema", "outputSchema")
+    return {"tools": [{key: entry.get(key) for key in keys} for entry in listing]}
 
 
 def tidy(paths: Sequence[Path]) -> None:
@@ -283,10 +310,10 @@ def tidy(paths: Sequence[Path]) -> None:
     subprocess.run([ruff, "format", "--quiet", *files], check=True)
 
 
-def verify(service: Service) -> None:
-    """Run the startup gate on the whole service, in a fresh interpreter."""
+def verify(service: Service) -> list[dict[str, Any]]:
+    """Run the startup gate on the whole service, in a fresh interpreter; the tools/list."""
     gate = subprocess.run(
-        [sys.executable, "-m", "mcp_runtime", "check"],
+        [sys.executable, "-m", "mcp_runtime", "schema"],
         capture_output=True,
         text=True,
         check=False,
@@ -294,6 +321,8 @@ def verify(service: Service) -> None:
     )
     if gate.returncode != 0:
         raise GateFailedError(gate.stdout + gate.stderr)
+    tools: list[dict[str, Any]] = json.loads(gate.stdout)["tools"]
+    return tools
 
 
 class GateFailedError(Exception):
@@ -368,8 +397,9 @@ guarantees as scripts/new-toolset apply (see its --help).
 NEXT_STEPS = """
 Next:
   1. Replace the example data and logic with your own (keep the annotation).
-  2. uv run pytest && scripts/lint
-  3. uv run {service} schema    # the outputSchema clients will see
+  2. uv run {service} contract --write    # record the tool's final contract
+  3. uv run pytest && scripts/lint
+  4. uv run {service} schema    # the outputSchema clients will see
 """
 
 TOOLSET_HEADER = Template('''"""The ${toolset} toolset."""

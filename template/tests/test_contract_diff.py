@@ -1,0 +1,248 @@
+"""How a contract difference is classified: one kind of difference, one test."""
+
+from typing import Any
+
+import pytest
+
+from mcp_runtime.contract_snapshot import compare, render, report
+
+STRING = {"title": "Name", "type": "string"}
+MESSAGE: dict[str, Any] = {"title": "Message", "type": "string"}
+COUNT: dict[str, Any] = {"title": "Count", "type": "integer"}
+RESULT: dict[str, Any] = {
+    "title": "LookupResult",
+    "type": "object",
+    "properties": {"message": MESSAGE, "count": COUNT},
+    "required": ["message"],
+}
+ERROR: dict[str, Any] = {
+    "title": "ToolError",
+    "type": "object",
+    "properties": {"error": {"type": "string"}, "detail": {"type": "string"}},
+    "required": ["error", "detail"],
+}
+
+
+def entry(
+    name: str = "lookup",
+    *,
+    description: str = "Look a thing up.",
+    arguments: dict[str, Any] | None = None,
+    required: list[str] | None = None,
+    result: dict[str, Any] | None = None,
+    with_error: bool = True,
+) -> dict[str, Any]:
+    arguments = {"name": STRING} if arguments is None else arguments
+    output = result or RESULT
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": arguments,
+            "required": ["name"] if required is None else required,
+        },
+        "outputSchema": {"type": "object", "oneOf": [output, ERROR]} if with_error else output,
+    }
+
+
+def contract(*entries: dict[str, Any]) -> dict[str, Any]:
+    return {"tools": list(entries)}
+
+
+def one(before: dict[str, Any], after: dict[str, Any]) -> tuple[bool, str]:
+    [difference] = compare(contract(before), contract(after))
+    return difference.breaking, str(difference)
+
+
+def with_key(key: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {**RESULT, "properties": {"message": MESSAGE, "count": COUNT, key: schema}}
+
+
+def test_same_contract_has_no_difference() -> None:
+    assert compare(contract(entry()), contract(entry())) == []
+
+
+def test_reordered_schema_is_no_difference() -> None:
+    before = entry(
+        arguments={"name": STRING, "limit": {"type": "integer"}}, required=["name", "limit"]
+    )
+    after = {
+        "outputSchema": before["outputSchema"],
+        "inputSchema": {
+            "required": ["limit", "name"],
+            "properties": {"limit": {"type": "integer"}, "name": dict(reversed(STRING.items()))},
+            "type": "object",
+        },
+        "description": before["description"],
+        "name": "lookup",
+    }
+    assert compare(contract(before), contract(after)) == []
+
+
+def test_snapshot_text_is_stable_whatever_the_key_order() -> None:
+    first = contract(entry())
+    second = contract({key: entry()[key] for key in reversed(list(entry()))})
+    assert render(first) == render(second)
+
+
+def test_removed_tool_is_breaking() -> None:
+    [difference] = compare(contract(entry(), entry("other")), contract(entry()))
+    assert difference.breaking
+    assert str(difference) == "other: tool removed (or renamed) (before: served; after: absent)"
+
+
+def test_new_tool_is_compatible() -> None:
+    [difference] = compare(contract(entry()), contract(entry(), entry("other")))
+    assert not difference.breaking
+    assert str(difference) == "other: new tool (before: absent; after: served)"
+
+
+def test_argument_added_as_required_is_breaking() -> None:
+    after = entry(
+        arguments={"name": STRING, "limit": {"type": "integer"}}, required=["name", "limit"]
+    )
+    assert one(entry(), after) == (
+        True,
+        "lookup: argument limit: argument added as required (before: absent; after: integer)",
+    )
+
+
+def test_new_optional_argument_is_compatible() -> None:
+    after = entry(arguments={"name": STRING, "limit": {"type": "integer"}})
+    assert one(entry(), after) == (
+        False,
+        "lookup: argument limit: optional argument added (before: absent; after: integer)",
+    )
+
+
+def test_removed_argument_is_breaking() -> None:
+    before = entry(arguments={"name": STRING, "limit": {"type": "integer"}})
+    assert one(before, entry()) == (
+        True,
+        "lookup: argument limit: argument removed (before: integer; after: absent)",
+    )
+
+
+def test_argument_made_required_is_breaking() -> None:
+    before = entry(arguments={"name": STRING, "limit": {"type": "integer"}})
+    after = entry(
+        arguments={"name": STRING, "limit": {"type": "integer"}}, required=["name", "limit"]
+    )
+    assert one(before, after) == (
+        True,
+        "lookup: argument limit: argument made required (before: optional; after: required)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "shown"),
+    [
+        ({"type": "number"}, {"type": "integer"}, "number; after: integer"),
+        (
+            {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            {"type": "string"},
+            "string | null; after: string",
+        ),
+        ({"enum": ["a", "b"]}, {"enum": ["a"]}, 'one of "a", "b"; after: one of "a"'),
+    ],
+    ids=["number-to-integer", "drop-null", "fewer-values"],
+)
+def test_narrowed_argument_type_is_breaking(
+    before: dict[str, Any], after: dict[str, Any], shown: str
+) -> None:
+    assert one(entry(arguments={"name": before}), entry(arguments={"name": after})) == (
+        True,
+        f"lookup: argument name: type narrowed (before: {shown})",
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({"type": "integer"}, {"type": "number"}),
+        ({"type": "string"}, {"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        ({"enum": ["a"]}, {"enum": ["a", "b"]}),
+    ],
+    ids=["integer-to-number", "add-null", "more-values"],
+)
+def test_widened_argument_type_is_compatible(before: dict[str, Any], after: dict[str, Any]) -> None:
+    breaking, text = one(entry(arguments={"name": before}), entry(arguments={"name": after}))
+    assert not breaking
+    assert text.startswith("lookup: argument name: type widened (before: ")
+
+
+def test_changed_argument_type_is_breaking() -> None:
+    after = entry(arguments={"name": {"type": "boolean"}})
+    assert one(entry(), after) == (
+        True,
+        "lookup: argument name: type changed (before: string; after: boolean)",
+    )
+
+
+def test_removed_result_key_is_breaking() -> None:
+    result = {**RESULT, "properties": {"message": MESSAGE}}
+    assert one(entry(), entry(result=result)) == (
+        True,
+        "lookup: result key count: result key removed (before: integer; after: absent)",
+    )
+
+
+def test_changed_result_key_type_is_breaking() -> None:
+    after = entry(result=with_key("count", {"title": "Count", "type": "string"}))
+    assert one(entry(), after) == (
+        True,
+        "lookup: result key count: result key type changed (before: integer; after: string)",
+    )
+
+
+def test_new_result_key_is_compatible() -> None:
+    after = entry(result=with_key("source", {"type": "string"}))
+    assert one(entry(), after) == (
+        False,
+        "lookup: result key source: result key added (before: absent; after: string)",
+    )
+
+
+def test_removed_tool_error_arm_is_breaking() -> None:
+    assert one(entry(), entry(with_error=False)) == (
+        True,
+        "lookup: result: ToolError arm removed (before: XResult | ToolError; after: XResult)",
+    )
+
+
+def test_added_tool_error_arm_is_compatible() -> None:
+    breaking, text = one(entry(with_error=False), entry())
+    assert not breaking
+    assert text.startswith("lookup: result: ToolError arm added")
+
+
+def test_description_change_is_compatible() -> None:
+    assert one(entry(), entry(description="Find a thing.")) == (
+        False,
+        'lookup: description: description changed (before: "Look a thing up."; '
+        'after: "Find a thing.")',
+    )
+
+
+def test_result_title_or_description_change_is_not_a_type_change() -> None:
+    after = entry(
+        result=with_key("count", {"title": "Total", "type": "integer", "description": "n"})
+    )
+    assert compare(contract(entry()), contract(after)) == []
+
+
+def test_report_groups_breaking_first_and_says_how_to_record() -> None:
+    before = contract(entry(), entry("gone"))
+    after = contract(entry(description="New words."), entry("fresh"))
+    text = report(compare(before, after), "uv run svc contract --write")
+    assert text.splitlines() == [
+        "Breaking changes (1): clients that call these tools break",
+        "  - gone: tool removed (or renamed) (before: served; after: absent)",
+        "Compatible changes (2): existing clients keep working",
+        "  - fresh: new tool (before: absent; after: served)",
+        '  - lookup: description: description changed (before: "Look a thing up."; '
+        'after: "New words.")',
+        "If these changes are intended, record them: `uv run svc contract --write`, and "
+        "commit contract/tools.json with them.",
+    ]
