@@ -45,16 +45,17 @@ def run(*command: str, cwd: Path = HERE, timeout: float = 300) -> subprocess.Com
 
 
 @contextmanager
-def served(service: Path, slug: str) -> Iterator[str]:
+def served(service: Path, slug: str, **settings: str) -> Iterator[str]:
     """The service serving streamable HTTP on a free loopback port; yields its MCP URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    log = (service / "serve.log").open("w")
+    log_path = service / f"serve-{port}.log"
+    log = log_path.open("w")
     process = subprocess.Popen(
         ["uv", "run", "--quiet", slug, "serve", "--port", str(port)],
         cwd=service,
-        env=ENV,
+        env={**ENV, **settings},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -66,7 +67,7 @@ def served(service: Path, slug: str) -> Iterator[str]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"the service did not start:\n{(service / 'serve.log').read_text()}")
+                    sys.exit(f"the service did not start:\n{log_path.read_text()}")
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -75,31 +76,40 @@ def served(service: Path, slug: str) -> Iterator[str]:
         log.close()
 
 
-def conformance(url: str) -> None:
+def conformance(url: str, stateful_url: str) -> None:
     classified = json.loads((HERE / "conformance.json").read_text())
-    applies, not_applicable = classified["applies"], classified["not_applicable"]
+    groups = {
+        url: classified["applies"],
+        stateful_url: classified["applies_when_stateful"],
+    }
+    not_applicable = classified["not_applicable"]
     listed = run("conformance", "list", "--server").stdout
     scenarios = re.findall(r"^\s+- (\S+)", listed, re.MULTILINE)
     if not scenarios:
         report("conformance suite", "list", f"no scenario listed:\n{listed}")
+    known = {name for group in groups.values() for name in group} | set(not_applicable)
     for scenario in scenarios:
-        if scenario not in applies and scenario not in not_applicable:
+        if scenario not in known:
             report(
                 "conformance suite",
                 scenario,
                 "a scenario conformance.json does not classify: add it to 'applies' "
                 "or to 'not_applicable' with the reason",
             )
-    for scenario in applies:
-        if scenario not in scenarios:
-            report("conformance suite", scenario, "no longer a scenario of the suite")
-            continue
-        result = run("conformance", "server", "--url", url, "--scenario", scenario)
-        summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", result.stdout)
-        passed = summary and summary[1] == summary[2] and summary[3] == "0" and summary[2] != "0"
-        tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
-        report("conformance suite", scenario, None if passed else f"did not pass:\n{tail}")
-    print(f"conformance suite: {len(applies)} scenarios apply, {len(not_applicable)} do not")
+    for target, applies in groups.items():
+        for scenario in applies:
+            if scenario not in scenarios:
+                report("conformance suite", scenario, "no longer a scenario of the suite")
+                continue
+            result = run("conformance", "server", "--url", target, "--scenario", scenario)
+            summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", result.stdout)
+            passed = (
+                summary and summary[1] == summary[2] and summary[3] == "0" and summary[2] != "0"
+            )
+            tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
+            report("conformance suite", scenario, None if passed else f"did not pass:\n{tail}")
+    applying = sum(len(group) for group in groups.values())
+    print(f"conformance suite: {applying} scenarios apply, {len(not_applicable)} do not")
 
 
 def inspector(url: str) -> None:
@@ -160,8 +170,11 @@ def script(client: str, command: list[str], cwd: Path) -> None:
 
 
 def main(service: Path, slug: str) -> int:
-    with served(service, slug) as url:
-        conformance(url)
+    with (
+        served(service, slug) as url,
+        served(service, slug, MCP_STATELESS="false") as stateful_url,
+    ):
+        conformance(url, stateful_url)
         script("ts-sdk client", ["node", str(HERE / "ts_client.mjs"), url], HERE)
         langchain = ["uv", "run", "--quiet", "python", str(HERE / "langchain_client.py"), url]
         script("langchain client", langchain, service)
