@@ -1,8 +1,12 @@
 """The template's proof: render services across Pythons and answer sets, run their checks.
 
-``nox`` runs every session below: the template's own tests, lint of this repo,
-and, for each supported Python and each named answer set, a rendered service's
-tests, lint, ``check`` and ``schema``.
+``nox`` runs the default sessions: ``template_tests`` (questions, validators,
+renders, scaffolds, contract snapshots), ``lint`` (this repo's Python),
+``service`` (for each supported Python and named answer set, a rendered service's
+tests, lint, ``check`` and ``schema``, before and after scaffolding), ``update``
+(``copier update`` over a real template history) and ``clients`` (independent MCP
+clients and the conformance suite). ``nox -s benchmark`` measures what the
+contract costs.
 """
 
 import glob
@@ -47,7 +51,7 @@ def update(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff on this repository's own Python: hooks, tests and this file."""
+    """Ruff on this repository's own Python: hooks, tests, clients, benchmarks, this file."""
     session.install("ruff>=0.11")
     paths = ["hooks", "tests", "clients", "benchmarks", "noxfile.py"]
     session.run("ruff", "check", *paths)
