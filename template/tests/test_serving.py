@@ -3,9 +3,11 @@ call logs and graceful shutdown."""
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import httpx
@@ -75,8 +77,10 @@ def timed_server() -> Iterator[ThreadedServer]:
 # --- settings -------------------------------------------------------------------
 
 
-def test_settings_have_safe_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir("/")  # no .env here
+def test_settings_have_safe_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env here
+    for variable in [name for name in os.environ if name.startswith("MCP_")]:
+        monkeypatch.delenv(variable)
     settings = load_settings()
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8000, 1)
     assert settings.stateless is True
@@ -93,11 +97,10 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert (settings.call_timeout, settings.log_format) == (2.5, "json")
 
 
-def test_settings_come_from_a_dotenv_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory
-) -> None:
-    monkeypatch.chdir(str(tmp_path))
-    (tmp_path / ".env").write_text("MCP_PORT=9123\n")  # type: ignore[operator]
+def test_settings_come_from_a_dotenv_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MCP_PORT", raising=False)
+    (tmp_path / ".env").write_text("MCP_PORT=9123\n")
     assert load_settings().port == 9123
 
 
@@ -168,6 +171,16 @@ def test_health_and_readiness_endpoints() -> None:
     assert ready.status_code == 200
     assert ready.json()["status"] == "ready"
     assert ready.json()["tools"] >= 1
+
+
+async def test_not_ready_until_the_app_has_started() -> None:
+    app = http_app(create_server("serving", [Toolset("serving", "tests", (nap,))]))
+    transport = httpx.ASGITransport(app=app)  # no lifespan: the app never starts
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        ready = await client.get("/readyz")
+        health = await client.get("/healthz")
+    assert (ready.status_code, ready.json()) == (503, {"status": "not ready"})
+    assert health.status_code == 200
 
 
 def test_oversized_request_is_refused_and_serving_goes_on() -> None:
