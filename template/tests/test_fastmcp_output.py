@@ -2,13 +2,14 @@
 
 import json
 import logging
+from datetime import UTC, datetime, time
 from typing import Annotated, Any, Literal, NotRequired
 
 import pytest
 from jsonschema import Draft202012Validator
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, tool
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel
+from pydantic import AwareDatetime, BaseModel
 from typing_extensions import TypedDict
 
 from mcp_runtime import ContractError, ToolError, ToolResult, to_fastmcp
@@ -302,18 +303,6 @@ class AnyResult(ToolResult):
     extra: NotRequired[Any]
 
 
-async def test_exception_becomes_an_error_with_its_message() -> None:
-    @tool
-    def explode() -> ItemResult:
-        """Always fail."""
-        raise RuntimeError("the upstream service is down; retry in a minute")
-
-    result = await call(explode)
-    assert result.isError is True
-    assert result.structuredContent is None
-    assert text_of(result) == "the upstream service is down; retry in a minute"
-
-
 async def test_missing_argument_is_named() -> None:
     result = await call(greet)
     assert result.isError is True
@@ -472,6 +461,63 @@ def test_gate_rejects_key_without_json_schema() -> None:
     violations = tool_violations(tool_returning(None, OpaqueResult))
     assert [v.rule for v in violations] == ["json-schema"]
     assert "`OpaqueResult` has a key whose type has no JSON schema" in violations[0].problem
+
+
+class Event(TypedDict):
+    """Something that happened."""
+
+    at: datetime
+
+
+class EventsResult(ToolResult):
+    """Events, nested inside a list."""
+
+    events: NotRequired[list[Event]]
+
+
+class OpeningResult(ToolResult):
+    """When a shop opens."""
+
+    opens: NotRequired[time]
+
+
+@pytest.mark.parametrize(
+    ("result_type", "kind"), [(EventsResult, "`datetime`"), (OpeningResult, "`time`")]
+)
+def test_gate_rejects_time_types_that_allow_no_offset(result_type: type, kind: str) -> None:
+    violations = tool_violations(tool_returning(None, result_type))
+    assert [v.rule for v in violations] == ["json-schema"]
+    assert violations[0].problem.startswith(
+        f"`{result_type.__name__}` has a key typed {kind}, whose values may lack a UTC offset"
+    )
+    assert "AwareDatetime" in violations[0].fix
+
+
+class StampResult(ToolResult):
+    """A moment in time."""
+
+    at: NotRequired[AwareDatetime]
+
+
+def test_gate_accepts_aware_datetime() -> None:
+    assert rules_broken(tool_returning(None, StampResult)) == []
+
+
+async def test_naive_datetime_for_an_aware_key_is_refused() -> None:
+    naive = datetime(2024, 1, 2, 3, 4, 5)
+    result = await call(tool_returning({"message": "m", "at": naive}, StampResult))
+    assert result.isError is True
+    assert result.structuredContent is None
+    assert text_of(result) == (
+        "Tool 'fixed' returned a result that breaks its annotation `StampResult`: "
+        "at: Input should have timezone info"
+    )
+
+
+async def test_aware_datetime_is_sent_with_its_offset() -> None:
+    aware = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    result = await call(tool_returning({"message": "m", "at": aware}, StampResult))
+    assert result.structuredContent == {"message": "m", "at": "2024-01-02T03:04:05Z"}
 
 
 def test_gate_rejects_empty_description() -> None:

@@ -13,24 +13,33 @@ FastMCP never advertises an ``outputSchema`` nor sends ``structuredContent``. Th
 - every call answers with a :class:`CallToolResult` built from the validated
   payload, as ``structuredContent`` and as a JSON text block; undeclared keys are
   dropped; a returned ``ToolError``, a result that breaks the annotation, bad
-  arguments and an exception all answer ``isError: true``.
+  arguments and an exception all answer ``isError: true``;
+- every call gets exactly one answer, whatever the tool raises (``BaseException``
+  included): an unexpected exception answers a generic message with an error id
+  that the log repeats beside the traceback (unless masking is off), while
+  ``ToolException`` messages pass through as written;
+- arguments are parsed the tool's own way (its ``args_schema``, validators
+  included), so a tool answers over MCP as ``ainvoke`` answers in-process.
 """
 
-import functools
+import asyncio
 import inspect
 import json
 import logging
 import os
 import re
+import secrets
 import time
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import anyio
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools.base import _get_runnable_config_param
 from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
+from mcp.server.fastmcp.exceptions import ToolError as FastMCPToolError
 from mcp.server.fastmcp.tools import Tool as FastMCPTool
 from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import UrlElicitationRequiredError
@@ -47,11 +56,13 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError
 from typing_extensions import is_typeddict
 
+from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.logs import log_call
 from mcp_runtime.tool_result import ToolError, ToolResult
+from mcp_runtime.tool_threads import TOOL_THREADS
 from mcp_runtime.violations import ContractError, ContractViolation
 
-__all__ = ["ContractTool", "OutputContract", "to_fastmcp", "tool_violations"]
+__all__ = ["CallPolicy", "ContractTool", "OutputContract", "to_fastmcp", "tool_violations"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +76,20 @@ ANNOTATE_FIX = (
 )
 
 
+# Exceptions whose message a tool writes for its caller: sent as written.
+TOOL_REPORTED = (ToolException, FastMCPToolError)
+DEFAULT_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How calls are answered: the deadline, error masking, and the deepest result sent."""
+
+    timeout: float | None = None
+    mask_errors: bool = True
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
 @dataclass(frozen=True)
 class OutputContract:
     """What a tool's return annotation promises, and how each result is checked."""
@@ -74,15 +99,37 @@ class OutputContract:
     allows_tool_error: bool
     model: type[RootModel[Any]]
     schema: dict[str, Any]
+    key_names: frozenset[str] = frozenset()
 
-    def to_call_result(self, value: object) -> CallToolResult:
-        """Validate ``value`` and answer with it, or answer ``isError`` without it."""
+    def to_call_result(
+        self, value: object, *, max_depth: int = DEFAULT_MAX_DEPTH
+    ) -> CallToolResult:
+        """Validate ``value`` and answer with it, or answer ``isError`` without it.
+
+        What is sent is JSON every client can read: valid Unicode, no NaN, and no
+        deeper than ``max_depth`` levels of objects and arrays.
+        """
         try:
             payload = self.model.model_validate(value, strict=True).model_dump(mode="json")
-            text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
         except ValidationError as exc:
-            return self._violation(describe_validation_error(exc, strip_tag=self.allows_tool_error))
-        except (PydanticSerializationError, ValueError, TypeError) as exc:
+            problems = describe_validation_error(
+                exc, self.key_names, strip_tag=self.allows_tool_error
+            )
+            return self._violation(problems)
+        except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
+            return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
+        if deeper_than(payload, max_depth):
+            return self._violation(
+                f"the result is nested deeper than {max_depth} levels of objects and arrays"
+            )
+        try:
+            text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return self._violation(
+                "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
+            )
+        except (ValueError, TypeError, RecursionError) as exc:
             return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
@@ -99,11 +146,51 @@ class OutputContract:
         return error_result(message)
 
 
+class ToolCaller:
+    """Calls one LangChain tool as ``ainvoke`` would, its arguments parsed the tool's own way.
+
+    Parsing is the tool's (its ``args_schema`` with every validator), so a tool answers
+    over MCP as it does in-process. A plain ``@tool`` function is then called directly:
+    ``ainvoke`` would only add its run machinery (about 300 microseconds a call) around
+    the same call. A tool that uses that machinery (callbacks, tracing, error handlers,
+    artifacts, a ``RunnableConfig``, ``run_manager`` or ``callbacks`` parameter) goes
+    through ``ainvoke`` itself. Sync tools run in :data:`TOOL_THREADS`, with the
+    request's context, so they never block the server and their calls keep deadlines.
+    """
+
+    def __init__(self, tool: BaseTool) -> None:
+        self.tool = tool
+        self.function = _plain_function(tool)
+        if isinstance(tool, StructuredTool):
+            self.is_async = tool.coroutine is not None
+        else:
+            self.is_async = type(tool)._arun is not BaseTool._arun
+
+    def parse(self, arguments: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments; raises ``ValidationError`` for bad ones."""
+        return self.tool._to_args_and_kwargs(arguments, None)
+
+    async def call(
+        self, arguments: dict[str, Any], parsed: tuple[tuple[Any, ...], dict[str, Any]]
+    ) -> Any:
+        """Call the tool: ``arguments`` as the client sent them, ``parsed`` by :meth:`parse`."""
+        if self.function is None:
+            if self.is_async:
+                return await self.tool.ainvoke(arguments)
+            return await TOOL_THREADS.run(self.tool.name, self.tool.invoke, arguments)
+        args, kwargs = parsed
+        if self.is_async:
+            return await self.function(*args, **kwargs)
+        return await TOOL_THREADS.run(self.tool.name, self.function, *args, **kwargs)
+
+
 class ContractTool(FastMCPTool):
     """A FastMCP tool that answers every call as its :class:`OutputContract` says."""
 
-    call_timeout: float | None = Field(None, description="seconds before a call answers isError")
+    policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
     _contract: OutputContract = PrivateAttr()
+    _caller: ToolCaller = PrivateAttr()
+    _argument_names: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property
     def contract(self) -> OutputContract:
@@ -118,43 +205,77 @@ class ContractTool(FastMCPTool):
     ) -> CallToolResult:
         """Validate the arguments, call the tool and answer with a contract-checked result.
 
-        Logs one line: the tool, the outcome and the duration (never arguments or values).
+        Logs one line: the tool, the outcome and the duration (never arguments or
+        values); a call cut short by its client leaves the outcome ``cancelled``.
         """
         started = time.perf_counter()
-        result, outcome = await self._answer(arguments)
-        log_call(self.name, outcome, time.perf_counter() - started)
+        outcome = "cancelled"
+        try:
+            result, outcome = await self._answer(arguments)
+        finally:
+            log_call(self.name, outcome, time.perf_counter() - started)
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
-        metadata = self.fn_metadata
+        arguments = self.fn_metadata.pre_parse_json(arguments)
         try:
-            parsed = metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
+            parsed = self._caller.parse(arguments)
         except ValidationError as exc:
-            problems = describe_validation_error(exc, strip_tag=False)
+            problems = describe_validation_error(exc, self._argument_names, strip_tag=False)
             message = f"Invalid arguments for tool '{self.name}': {problems}"
             return error_result(message), "bad_arguments"
-        try:
-            with anyio.move_on_after(self.call_timeout) as deadline:
-                value = await self.fn(**parsed.model_dump_one_level())
-        except UrlElicitationRequiredError:
-            raise
-        except Exception as exc:
-            logger.warning("tool %s raised %s", self.name, type(exc).__name__)
-            message = str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
-            return error_result(message), "exception"
+        with IN_FLIGHT.call() as shutdown, anyio.move_on_after(self.policy.timeout) as deadline:
+            try:
+                value = await self._caller.call(arguments, parsed)
+            except UrlElicitationRequiredError:
+                raise
+            except BaseException as exc:
+                if _is_cancellation(exc):
+                    raise
+                return self._exception_answer(exc)
+        if shutdown.cancelled_caught:
+            message = (
+                f"Tool '{self.name}' was stopped because the service is shutting down: "
+                "call it again."
+            )
+            return error_result(message), "shutdown"
         if deadline.cancelled_caught:
             message = (
-                f"Tool '{self.name}' did not finish within {self.call_timeout:g} seconds: "
+                f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "
                 "try again later, or ask for less at once."
             )
             return error_result(message), "timeout"
-        result = self._contract.to_call_result(value)
+        result = self._contract.to_call_result(value, max_depth=self.policy.max_depth)
         if result.structuredContent is None:
             return result, "contract_violation"
         return result, "tool_error" if result.isError else "ok"
 
+    def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, str]:
+        """``isError`` for a raised exception: a tool's own message, or a masked one."""
+        if isinstance(exc, TOOL_REPORTED):
+            message = _safe_str(exc) or f"Tool '{self.name}' failed."
+            return error_result(message), "tool_error"
+        error_id = secrets.token_hex(6)
+        logger.error(
+            "tool %s raised %s (error id %s)",
+            self.name,
+            type(exc).__name__,
+            error_id,
+            exc_info=exc,
+        )
+        if self.policy.mask_errors:
+            message = (
+                f"Tool '{self.name}' failed with an unexpected error (error id {error_id}). "
+                "The service's log has the details under that id."
+            )
+        else:
+            message = _safe_str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
+        return error_result(message), "exception"
 
-def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
+
+def to_fastmcp(
+    tool: BaseTool, *, toolset: str | None = None, policy: CallPolicy | None = None
+) -> ContractTool:
     """Convert a LangChain tool to a FastMCP tool that enforces its return contract.
 
     Raises :class:`ContractError` listing every rule the tool breaks.
@@ -186,8 +307,9 @@ def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
         )
     if violations or contract is None or upstream is None:
         raise ContractError(violations)
+    caller = ToolCaller(tool)
     converted = ContractTool(
-        fn=direct_call(tool) or upstream.fn,
+        fn=caller.call,
         name=upstream.name,
         title=upstream.title,
         description=inspect.cleandoc(upstream.description),
@@ -199,51 +321,74 @@ def to_fastmcp(tool: BaseTool, *, toolset: str | None = None) -> ContractTool:
         ),
         is_async=True,
         annotations=upstream.annotations,
+        policy=policy or CallPolicy(),
     )
     converted._contract = contract
+    converted._caller = caller
+    converted._argument_names = frozenset(property_names(upstream.parameters))
     return converted
 
 
-def direct_call(tool: BaseTool) -> Callable[..., Awaitable[Any]] | None:
-    """The tool's own function, for a tool that ``ainvoke`` would only wrap in plumbing.
-
-    ``ainvoke`` costs about 300 microseconds a call (a callback manager, a run
-    context, a thread hop) for what, on a plain ``@tool`` function, amounts to
-    calling it with the validated arguments. A tool that uses LangChain's run
-    machinery (callbacks, tracing, error handlers, artifacts, a ``run_manager``
-    parameter) goes through ``ainvoke`` as upstream does. Sync functions run in a
-    worker thread, with the request's context, so they never block the server.
-    """
-    if not isinstance(tool, StructuredTool) or _uses_run_machinery(tool):
+def _plain_function(tool: BaseTool) -> Callable[..., Any] | None:
+    """The tool's own function, when calling it is all ``ainvoke`` would do; else None."""
+    if not isinstance(tool, StructuredTool):
         return None
-    if tool.coroutine is not None:
-        return tool.coroutine
-    function = tool.func
+    function = tool.coroutine or tool.func
     if function is None:
         return None
-
-    async def in_thread(**arguments: Any) -> Any:
-        return await anyio.to_thread.run_sync(functools.partial(function, **arguments))
-
-    return in_thread
-
-
-def _uses_run_machinery(tool: StructuredTool) -> bool:
-    function = tool.coroutine or tool.func
-    parameters = inspect.signature(function).parameters if function else {}
+    parameters = inspect.signature(function).parameters
     tracing = any(
         os.environ.get(name, "").lower() == "true"
         for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
     )
-    return bool(
+    uses_run_machinery = bool(
         tool.callbacks
         or tool.handle_tool_error
         or tool.handle_validation_error
         or tool.response_format != "content"
         or "run_manager" in parameters
         or "callbacks" in parameters
+        or _get_runnable_config_param(function)
         or tracing
     )
+    return None if uses_run_machinery else function
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` cancels this task (a deadline, shutdown, a client that left).
+
+    A tool that raises ``CancelledError`` itself, with nothing cancelling it, has
+    failed like any other tool.
+    """
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return ""
+
+
+def deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` levels deep."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        children: Iterator[object]
+        if isinstance(node, dict):
+            children = iter(node.values())
+        elif isinstance(node, list):
+            children = iter(node)
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def tool_violations(tool: BaseTool, *, toolset: str | None = None) -> list[ContractViolation]:
@@ -260,16 +405,38 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
 
 
-def describe_validation_error(exc: ValidationError, *, strip_tag: bool) -> str:
-    """Key paths and expected types from a pydantic error, never the offending values."""
+def describe_validation_error(
+    exc: ValidationError, key_names: frozenset[str], *, strip_tag: bool
+) -> str:
+    """Key paths and expected types from a pydantic error, never the offending values.
+
+    A path names declared keys only (``key_names``); any other step (a dict's key,
+    which is data, a list index, a union arm) shows as ``*``.
+    """
     problems = []
     for error in exc.errors(include_input=False, include_url=False):
-        location = [str(part) for part in error["loc"]]
+        location = list(error["loc"])
         if strip_tag and location:
             location = location[1:]
-        path = ".".join(location) or "(the result)"
-        problems.append(f"{path}: {error['msg']}")
+        path = ".".join(part if part in key_names else "*" for part in map(str, location))
+        problems.append(f"{path or '(the result)'}: {error['msg']}")
     return "; ".join(problems)
+
+
+def property_names(schema: object) -> set[str]:
+    """Every key an object in ``schema`` declares, at any depth."""
+    names: set[str] = set()
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return names
 
 
 def _inspect(
@@ -427,6 +594,17 @@ def _build_contract(
             "nested TypedDicts (from typing_extensions)",
         )
         return None
+    naive = sorted(naive_time_types(model.__pydantic_core_schema__))
+    if naive:
+        report(
+            "json-schema",
+            f"`{result_type.__name__}` has a key typed {' and '.join(naive)}, whose values may "
+            "lack a UTC offset: the schema says `format: date-time` or `time`, which requires "
+            "one, and clients refuse the whole answer",
+            "declare moments in time `AwareDatetime` (from pydantic), so a value without an "
+            "offset is refused before it is sent; send a time of day as `str`",
+        )
+        return None
     if allows_tool_error:
         schema = {"type": "object", **schema}
     return OutputContract(
@@ -435,7 +613,24 @@ def _build_contract(
         allows_tool_error=allows_tool_error,
         model=model,
         schema=schema,
+        key_names=frozenset(property_names(schema)),
     )
+
+
+def naive_time_types(core_schema: object) -> set[str]:
+    """The time types in a pydantic core schema that accept values without a UTC offset."""
+    found: set[str] = set()
+    pending = [core_schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if kind in ("datetime", "time") and node.get("tz_constraint") in (None, "naive"):
+                found.add(f"`{kind}`")
+            pending.extend(node.values())
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+    return found
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,9 @@ from collections.abc import Sequence
 from mcp.server.fastmcp import FastMCP
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_runtime.fastmcp_output import ContractTool, to_fastmcp
+from mcp_runtime.fastmcp_output import CallPolicy, ContractTool, to_fastmcp
 from mcp_runtime.settings import ServiceSettings, load_settings
+from mcp_runtime.tool_threads import TOOL_THREADS
 from mcp_runtime.toolsets import Service, Toolset, find_service
 from mcp_runtime.violations import ContractError, ContractViolation
 
@@ -57,9 +58,13 @@ def create_server(
 ) -> FastMCP:
     """A FastMCP server named ``name`` serving ``toolsets``, once all pass the gate."""
     settings = settings or ServiceSettings()
-    tools = convert_toolsets(toolsets, violations=violations)
-    for tool in tools:
-        tool.call_timeout = settings.call_timeout
+    policy = CallPolicy(
+        timeout=settings.call_timeout,
+        mask_errors=settings.mask_errors,
+        max_depth=settings.max_json_depth,
+    )
+    tools = convert_toolsets(toolsets, violations=violations, policy=policy)
+    TOOL_THREADS.resize(settings.tool_threads)
     return FastMCP(
         name=name,
         tools=list(tools),
@@ -89,7 +94,10 @@ def transport_security(settings: ServiceSettings) -> TransportSecuritySettings:
 
 
 def convert_toolsets(
-    toolsets: Sequence[Toolset], *, violations: Sequence[ContractViolation] = ()
+    toolsets: Sequence[Toolset],
+    *,
+    violations: Sequence[ContractViolation] = (),
+    policy: CallPolicy | None = None,
 ) -> list[ContractTool]:
     """Every tool of ``toolsets`` converted; raises one error listing every violation."""
     found = list(violations)
@@ -110,7 +118,7 @@ def convert_toolsets(
                 continue
             owners[tool.name] = toolset.name
             try:
-                converted.append(to_fastmcp(tool, toolset=toolset.name))
+                converted.append(to_fastmcp(tool, toolset=toolset.name, policy=policy))
             except ContractError as exc:
                 found.extend(exc.violations)
     if found:

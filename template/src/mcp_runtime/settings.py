@@ -55,6 +55,36 @@ class ServiceSettings(BaseSettings):
     max_request_bytes: int = Field(
         4 * 1024 * 1024, gt=0, description="largest request body accepted, in bytes"
     )
+    mask_errors: bool = Field(
+        True,
+        description="answer an unexpected exception with a generic message and an error id "
+        "(its text and traceback go to the log only); false sends the exception's text, for "
+        "development",
+    )
+    tool_threads: int = Field(
+        40, ge=1, le=1024, description="worker threads for sync tools (a hung tool keeps one)"
+    )
+    shutdown_grace: float = Field(
+        30.0,
+        ge=0,
+        description="seconds the calls in flight may take to finish after SIGTERM; those "
+        "still running then answer isError",
+    )
+    max_json_depth: int = Field(
+        64, ge=2, le=512, description="deepest nesting of arrays and objects a request may have"
+    )
+    max_connections: int = Field(
+        1000, ge=1, description="open connections served at once; more are answered 503"
+    )
+    idle_timeout: float = Field(
+        65.0, gt=0, description="seconds an idle keep-alive connection stays open"
+    )
+    read_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="seconds a client may take to send a request's headers, and between the "
+        "parts of its body",
+    )
     stateless: bool = Field(
         True,
         description="stateless streamable HTTP: any replica answers any request (no session "

@@ -1,0 +1,401 @@
+"""Every call gets exactly one answer: whatever the tool raises, however long it runs,
+whatever its result holds; unexpected errors are masked; each call logs one line."""
+
+import asyncio
+import logging
+import re
+import threading
+from typing import Any, NotRequired
+
+import anyio
+import pytest
+from langchain_core.tools import BaseTool, ToolException, tool
+from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult, TextContent
+from typing_extensions import TypedDict
+
+from mcp_runtime import ToolResult
+from mcp_runtime.fastmcp_output import CallPolicy, to_fastmcp
+from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.server import create_server
+from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.testing import connect
+from mcp_runtime.tool_threads import TOOL_THREADS, ToolThreads
+from mcp_runtime.toolsets import Toolset
+
+pytestmark = pytest.mark.anyio
+
+MASKED = re.compile(
+    r"Tool '(\w+)' failed with an unexpected error \(error id ([0-9a-f]{12})\)\. "
+    r"The service's log has the details under that id\."
+)
+
+
+class Custom(BaseException):
+    """A BaseException no library would expect."""
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+def raising(exception: BaseException, *, is_async: bool) -> BaseTool:
+    """A tool named ``boom`` that raises ``exception``."""
+    if is_async:
+
+        @tool
+        async def boom() -> ToolResult:
+            """Raise."""
+            raise exception
+
+        return boom
+
+    @tool
+    def boom() -> ToolResult:  # type: ignore[no-redef]
+        """Raise."""
+        raise exception
+
+    return boom  # type: ignore[has-type]
+
+
+@tool
+def ping() -> ToolResult:
+    """Answer at once."""
+    return ToolResult(message="pong")
+
+
+def text_of(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def call(tool: BaseTool, arguments: dict[str, Any] | None = None, **policy: Any) -> Any:
+    return await to_fastmcp(tool, policy=CallPolicy(**policy)).run(arguments or {})
+
+
+def server_of(*tools: BaseTool, **settings: Any) -> FastMCP:
+    return create_server(
+        "calls", [Toolset("calls", "tests", tools)], settings=ServiceSettings(**settings)
+    )
+
+
+def outcomes(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """The (tool, outcome) of each call log line."""
+    return [
+        (record.tool, record.outcome)  # type: ignore[attr-defined]
+        for record in caplog.records
+        if record.name == "mcp_runtime.calls"
+    ]
+
+
+# --- whatever the tool raises ------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
+@pytest.mark.parametrize(
+    "exception",
+    [
+        SystemExit(2),
+        KeyboardInterrupt(),
+        GeneratorExit(),
+        Custom("custom"),
+        RuntimeError("db password=hunter2"),
+        UnprintableError(),
+    ],
+    ids=lambda exception: type(exception).__name__,
+)
+async def test_whatever_a_tool_raises_it_answers_and_serving_goes_on(
+    exception: BaseException, is_async: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = server_of(raising(exception, is_async=is_async), ping)
+    async with connect(server) as session:
+        failed = await session.call_tool("boom", {})
+        after = await session.call_tool("ping", {})
+    assert failed.isError is True
+    assert failed.structuredContent is None
+    masked = MASKED.fullmatch(text_of(failed))
+    assert masked is not None, text_of(failed)
+    assert masked.group(1) == "boom"
+    assert after.structuredContent == {"message": "pong"}
+    [logged] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert logged.getMessage() == (
+        f"tool boom raised {type(exception).__name__} (error id {masked.group(2)})"
+    )
+    assert logged.exc_info is not None
+
+
+async def test_a_tool_raising_cancelled_error_itself_answers() -> None:
+    server = server_of(raising(asyncio.CancelledError(), is_async=True), ping)
+    async with connect(server) as session:
+        with anyio.fail_after(10):
+            failed = await session.call_tool("boom", {})
+        after = await session.call_tool("ping", {})
+    assert MASKED.fullmatch(text_of(failed))
+    assert after.structuredContent == {"message": "pong"}
+
+
+async def test_masked_text_never_holds_the_exception_text() -> None:
+    result = await call(raising(RuntimeError("db password=hunter2"), is_async=False))
+    assert "hunter2" not in text_of(result)
+
+
+async def test_unmasked_exception_sends_its_text() -> None:
+    boom = raising(RuntimeError("the upstream service is down; retry in a minute"), is_async=True)
+    result = await call(boom, mask_errors=False)
+    assert result.isError is True
+    assert text_of(result) == "the upstream service is down; retry in a minute"
+
+
+async def test_unmasked_exception_without_text_names_its_type() -> None:
+    result = await call(raising(UnprintableError(), is_async=True), mask_errors=False)
+    assert text_of(result) == "Tool 'boom' failed: UnprintableError"
+
+
+@pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
+async def test_tool_exception_message_passes_through(is_async: bool) -> None:
+    message = "The city 'Atlantis' was not found: check the spelling."
+    result = await call(raising(ToolException(message), is_async=is_async))
+    assert result.isError is True
+    assert result.structuredContent is None
+    assert text_of(result) == message
+
+
+# --- deadlines, threads, shutdown --------------------------------------------------
+
+
+async def test_sync_tool_past_the_timeout_answers_at_the_deadline() -> None:
+    release = threading.Event()
+
+    @tool
+    def stuck() -> ToolResult:
+        """Wait until released."""
+        release.wait(30)
+        return ToolResult(message="released")
+
+    try:
+        with anyio.fail_after(10):
+            result = await call(stuck, timeout=0.2)
+    finally:
+        release.set()
+    assert result.isError is True
+    assert text_of(result) == (
+        "Tool 'stuck' did not finish within 0.2 seconds: try again later, or ask for less at once."
+    )
+
+
+async def test_a_hung_sync_tool_keeps_its_thread_until_it_returns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    threads = ToolThreads(size=2)
+    release = threading.Event()
+    for busy in (1, 2):
+        with pytest.raises(TimeoutError), anyio.fail_after(0.2):
+            await threads.run("hung", release.wait, 30)
+        assert threads.busy == busy
+    assert threads.exhausted is True
+    with pytest.raises(TimeoutError), anyio.fail_after(0.2):  # a new call waits for a thread
+        await threads.run("quick", lambda: "done")
+    release.set()
+    with anyio.fail_after(10):
+        while threads.busy:
+            await anyio.sleep(0.01)
+    assert await threads.run("quick", lambda: "done") == "done"
+    assert threads.exhausted is False
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("tool hung ")]
+    assert lines[:2] == [
+        "tool hung is still running after its call ended: its thread stays taken until the "
+        f"function returns ({busy} of 2 threads busy)"
+        for busy in (1, 2)
+    ]
+    assert len(lines) == 4
+    assert all(line.startswith("tool hung returned ") for line in lines[2:])
+
+
+async def test_tool_threads_carry_the_calls_context() -> None:
+    threads = ToolThreads(size=1)
+    results = await asyncio.gather(*(threads.run("n", lambda n=n: n * 2) for n in range(20)))
+    assert results == [n * 2 for n in range(20)]
+
+
+async def test_a_call_cut_short_by_shutdown_answers(caplog: pytest.LogCaptureFixture) -> None:
+    started = anyio.Event()
+
+    @tool
+    async def slow() -> ToolResult:
+        """Take a long time."""
+        started.set()
+        await anyio.sleep(30)
+        return ToolResult(message="done")
+
+    caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
+    converted = to_fastmcp(slow)
+    answers: list[CallToolResult] = []
+
+    async def calling() -> None:
+        answers.append(await converted.run({}))
+
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(calling)
+                await started.wait()
+                IN_FLIGHT.cut_short()
+    finally:
+        IN_FLIGHT.stopping = False
+    [answer] = answers
+    assert answer.isError is True
+    assert text_of(answer) == (
+        "Tool 'slow' was stopped because the service is shutting down: call it again."
+    )
+    assert IN_FLIGHT.count == 0
+    assert outcomes(caplog) == [("slow", "shutdown")]
+
+
+async def test_a_call_whose_client_left_logs_cancelled(caplog: pytest.LogCaptureFixture) -> None:
+    started = anyio.Event()
+
+    @tool
+    async def slow() -> ToolResult:
+        """Take a long time."""
+        started.set()
+        await anyio.sleep(30)
+        return ToolResult(message="done")
+
+    caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
+    converted = to_fastmcp(slow)
+    async with anyio.create_task_group() as group:
+        group.start_soon(converted.run, {})
+        await started.wait()
+        group.cancel_scope.cancel()
+    assert IN_FLIGHT.count == 0
+    assert outcomes(caplog) == [("slow", "cancelled")]
+
+
+# --- whatever the result holds -------------------------------------------------
+
+
+class Node(TypedDict):
+    children: NotRequired[list["Node"]]
+
+
+class TreeResult(ToolResult):
+    """A tree of any depth."""
+
+    tree: NotRequired[Node]
+
+
+def tree(levels: int) -> Node:
+    node: Node = {}
+    for _ in range(levels):
+        node = {"children": [node]}
+    return node
+
+
+def returning(value: object, annotation: object) -> BaseTool:
+    async def fixed() -> Any:
+        return value
+
+    fixed.__annotations__["return"] = annotation
+    return tool("fixed", description="Return a fixed value.")(fixed)  # type: ignore[call-overload, no-any-return]
+
+
+async def test_a_result_nested_deeper_than_the_limit_is_a_violation() -> None:
+    result = await call(returning({"message": "m", "tree": tree(126)}, TreeResult))
+    assert result.isError is True
+    assert result.structuredContent is None
+    assert text_of(result) == (
+        "Tool 'fixed' returned a result that breaks its annotation `TreeResult`: "
+        "the result is nested deeper than 64 levels of objects and arrays"
+    )
+
+
+async def test_a_result_at_the_limit_is_sent() -> None:
+    # The payload object, then a list and an object a level: 1 + 1 + 2 * 31 = 64.
+    result = await call(returning({"message": "m", "tree": tree(31)}, TreeResult))
+    assert result.isError is False
+    assert result.structuredContent == {"message": "m", "tree": tree(31)}
+
+
+class NamedResult(ToolResult):
+    """A name."""
+
+    name: NotRequired[str]
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\udc00\ud800"])
+async def test_a_lone_surrogate_in_a_result_is_a_violation(text: str) -> None:
+    result = await call(returning({"message": "m", "name": text}, NamedResult))
+    assert result.isError is True
+    assert result.structuredContent is None
+    assert text_of(result) == (
+        "Tool 'fixed' returned a result that breaks its annotation `NamedResult`: "
+        "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
+    )
+
+
+async def test_a_surrogate_pair_is_sent() -> None:
+    result = await call(returning({"message": "m", "name": "\U0001f600"}, NamedResult))
+    assert result.structuredContent == {"message": "m", "name": "\U0001f600"}
+
+
+class ScoresResult(ToolResult):
+    """Scores by account."""
+
+    scores: NotRequired[dict[str, int]]
+
+
+async def test_a_violation_never_names_a_dict_key(caplog: pytest.LogCaptureFixture) -> None:
+    value = {"message": "m", "scores": {"acct-4471-secret": "high"}}
+    result = await call(returning(value, ScoresResult))
+    assert text_of(result) == (
+        "Tool 'fixed' returned a result that breaks its annotation `ScoresResult`: "
+        "scores.*: Input should be a valid integer"
+    )
+    assert "acct-4471" not in caplog.text
+
+
+async def test_a_bad_argument_names_no_dict_key() -> None:
+    @tool
+    def weigh(weights: dict[str, int]) -> ToolResult:
+        """Weigh things."""
+        return ToolResult(message=str(sum(weights.values())))
+
+    result = await call(weigh, {"weights": {"acct-4471-secret": "heavy"}})
+    assert text_of(result) == (
+        "Invalid arguments for tool 'weigh': weights.*: "
+        "Input should be a valid integer, unable to parse string as an integer"
+    )
+
+
+# --- one log line a call -------------------------------------------------------------
+
+
+@tool
+def count(times: int) -> ToolResult:
+    """Count."""
+    return ToolResult(message=str(times))
+
+
+async def test_every_outcome_logs_exactly_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    server = server_of(raising(SystemExit(1), is_async=False), ping, count)
+    with caplog.at_level(logging.INFO, logger="mcp_runtime.calls"):
+        async with connect(server) as session:
+            await session.call_tool("boom", {})
+            await session.call_tool("ping", {})
+            await session.call_tool("count", {"times": "many"})
+    assert outcomes(caplog) == [
+        ("boom", "exception"),
+        ("ping", "ok"),
+        ("count", "bad_arguments"),
+    ]
+
+
+def test_tool_threads_are_sized_by_the_settings() -> None:
+    server_of(ping, tool_threads=7)
+    try:
+        assert TOOL_THREADS.size == 7
+    finally:
+        TOOL_THREADS.resize(ServiceSettings().tool_threads)

@@ -1,0 +1,191 @@
+"""A tool answers over MCP as it answers through ``ainvoke`` in-process (in a LangGraph
+agent, say): the same validators, bounds, defaults, injected config and failures."""
+
+from typing import Annotated, Any, NotRequired
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field, field_validator
+
+from mcp_runtime import ToolResult
+from mcp_runtime.server import create_server
+from mcp_runtime.testing import connect
+from mcp_runtime.toolsets import Toolset
+
+pytestmark = pytest.mark.anyio
+
+
+class NameResult(ToolResult):
+    """A name, as the tool saw it."""
+
+    name: NotRequired[str]
+    count: NotRequired[int]
+
+
+class ShoutArguments(BaseModel):
+    name: str = Field(description="Who to shout at.")
+
+    @field_validator("name")
+    @classmethod
+    def upper(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the name is blank")
+        return value.upper()
+
+
+@tool(args_schema=ShoutArguments)
+def shout(name: str) -> NameResult:
+    """Shout a name."""
+    return NameResult(message=name, name=name)
+
+
+@tool
+def bounded(count: Annotated[int, Field(ge=1, le=10)]) -> NameResult:
+    """Count up to ten."""
+    return NameResult(message=str(count), count=count)
+
+
+class LimitArguments(BaseModel):
+    count: int = Field(ge=1, le=10, description="How many, at most ten.")
+
+
+@tool(args_schema=LimitArguments)
+def limited(count: int) -> NameResult:
+    """Count up to ten, with the bound in an args_schema."""
+    return NameResult(message=str(count), count=count)
+
+
+@tool
+def configured(name: str, config: RunnableConfig) -> NameResult:
+    """Read the run's configuration."""
+    tags = ",".join(config.get("tags") or [])
+    return NameResult(message=f"{name} tags={tags}", name=name)
+
+
+@tool
+def defaults(name: str = "Ada", count: int = 2) -> NameResult:
+    """Repeat a name."""
+    return NameResult(message=" ".join([name] * count), name=name, count=count)
+
+
+@tool
+async def awaited(name: str) -> NameResult:
+    """Answer from a coroutine."""
+    return NameResult(message=f"awaited {name}", name=name)
+
+
+@tool
+def refusing(name: str) -> NameResult:
+    """Refuse some names."""
+    if name == "Mallory":
+        raise ToolException("Mallory may not be greeted.")
+    return NameResult(message=name, name=name)
+
+
+class Nested(BaseModel):
+    first: str
+    last: str = "Lovelace"
+
+
+@tool
+def nested(person: Nested) -> NameResult:
+    """Take a model argument."""
+    return NameResult(message=f"{person.first} {person.last}", name=person.first)
+
+
+class Subclassed(BaseTool):
+    name: str = "subclassed"
+    description: str = "A tool written as a BaseTool subclass."
+    args_schema: type[BaseModel] = ShoutArguments
+
+    def _run(self, name: str) -> NameResult:
+        return NameResult(message=f"subclassed {name}", name=name)
+
+
+def handled_error(name: str) -> NameResult:
+    """Fail with a handled error."""
+    raise ToolException(f"{name} is not known")
+
+
+handled = StructuredTool.from_function(handled_error, handle_tool_error=True)
+
+CORPUS: list[tuple[BaseTool, dict[str, Any]]] = [
+    (shout, {"name": "ada"}),
+    (shout, {"name": "  "}),
+    (shout, {}),
+    (bounded, {"count": 10}),
+    (bounded, {"count": 11}),
+    (bounded, {"count": 0}),
+    (limited, {"count": 10}),
+    (limited, {"count": 11}),
+    (configured, {"name": "Ada"}),
+    (defaults, {}),
+    (defaults, {"count": 3}),
+    (awaited, {"name": "Ada"}),
+    (refusing, {"name": "Ada"}),
+    (refusing, {"name": "Mallory"}),
+    (nested, {"person": {"first": "Ada"}}),
+    (nested, {"person": {"last": "Byron"}}),
+    (Subclassed(), {"name": "ada"}),
+    (handled, {"name": "Zed"}),
+]
+
+
+async def in_process(tool: BaseTool, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(failed, value) of ``ainvoke``, as a LangGraph agent would call the tool."""
+    try:
+        return False, await tool.ainvoke(arguments)
+    except Exception as exc:
+        return True, exc
+
+
+def over_mcp(result: CallToolResult) -> tuple[bool, Any]:
+    return result.isError, result.structuredContent
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    CORPUS,
+    ids=[f"{tool.name}-{i}" for i, (tool, _) in enumerate(CORPUS)],
+)
+async def test_a_tool_answers_over_mcp_as_in_process(
+    tool: BaseTool, arguments: dict[str, Any]
+) -> None:
+    server = create_server("parity", [Toolset("parity", "tests", (tool,))])
+    async with connect(server) as session:
+        answer = await session.call_tool(tool.name, arguments)
+    failed, value = await in_process(tool, arguments)
+    if tool is handled:  # its error handler turns the exception into a string answer
+        assert value == "Zed is not known"
+        assert answer.isError is True
+        return
+    assert over_mcp(answer)[0] is failed
+    if not failed:
+        assert answer.structuredContent == value
+
+
+async def test_validators_of_the_args_schema_run_over_mcp() -> None:
+    server = create_server("parity", [Toolset("parity", "tests", (shout, bounded))])
+    async with connect(server) as session:
+        shouted = await session.call_tool("shout", {"name": "ada"})
+        blank = await session.call_tool("shout", {"name": " "})
+        eleven = await session.call_tool("bounded", {"count": 11})
+    assert shouted.structuredContent == {"message": "ADA", "name": "ADA"}
+    assert blank.isError is True
+    assert blank.content[0].text == (  # type: ignore[union-attr]
+        "Invalid arguments for tool 'shout': name: Value error, the name is blank"
+    )
+    assert eleven.content[0].text == (  # type: ignore[union-attr]
+        "Invalid arguments for tool 'bounded': count: Input should be less than or equal to 10"
+    )
+
+
+async def test_a_runnable_config_parameter_is_injected_and_never_advertised() -> None:
+    server = create_server("parity", [Toolset("parity", "tests", (configured,))])
+    async with connect(server) as session:
+        listing = await session.list_tools()
+        answer = await session.call_tool("configured", {"name": "Ada"})
+    assert listing.tools[0].inputSchema["properties"].keys() == {"name"}
+    assert answer.structuredContent == {"message": "Ada tags=", "name": "Ada"}
