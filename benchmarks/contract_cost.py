@@ -6,6 +6,8 @@
 2. The startup gate: time per tool for 10, 100 and 1,000 generated tools.
 3. Streamable HTTP throughput and p50/p99 latency: the service's app against a plain
    FastMCP app serving the same tool natively, each under uvicorn on loopback.
+4. The checks that keep every answer sendable (nesting depth, valid Unicode): a
+   result's whole answer against the same validation and serialization without them.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -14,6 +16,7 @@ Run it in a rendered service's environment (``nox -s benchmark`` does):
 
 import argparse
 import asyncio
+import json
 import logging
 import statistics
 import threading
@@ -28,6 +31,8 @@ import uvicorn
 from langchain_core.tools import StructuredTool, tool
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.types import CallToolResult, TextContent
+from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
@@ -164,6 +169,60 @@ async def load(url: str, seconds: float, concurrency: int) -> tuple[float, list[
     return len(latencies) / elapsed, latencies
 
 
+class Row(TypedDict):
+    """One row of a table."""
+
+    name: str
+    score: int
+
+
+class TableResult(ToolResult):
+    """Rows of a table."""
+
+    rows: NotRequired[list[Row]]
+
+
+class FreeResult(ToolResult):
+    """Rows of free-form values, whose depth only the value itself tells."""
+
+    rows: NotRequired[list[dict[str, Any]]]
+
+
+def answer_checks(function: Callable[[], Any], rows: int, calls: int) -> tuple[float, float]:
+    """Seconds per answer of a ``rows``-row result: without the checks, and with them."""
+    contract = to_fastmcp(tool("table")(function)).contract
+    value = {"message": "m", "rows": [{"name": f"row {n}", "score": n} for n in range(rows)]}
+
+    def unchecked() -> None:  # the same answer, built without the checks
+        payload = contract.model.model_validate(value, strict=True).model_dump(mode="json")
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+        CallToolResult(
+            content=[TextContent(type="text", text=text)], structuredContent=payload, isError=False
+        )
+
+    def checked() -> None:
+        assert contract.to_call_result(value).structuredContent is not None
+
+    timings: list[list[float]] = [[], []]
+    for _ in range(5):
+        for index, run in enumerate((unchecked, checked)):
+            started = time.perf_counter()
+            for _ in range(calls):
+                run()
+            timings[index].append((time.perf_counter() - started) / calls)
+    return statistics.median(timings[0]), statistics.median(timings[1])
+
+
+def table() -> TableResult:
+    """Return a table."""
+    return TableResult(message="m")
+
+
+def free_table() -> FreeResult:
+    """Return a table of free-form rows."""
+    return FreeResult(message="m")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -234,6 +293,15 @@ def main() -> None:
     plain_rate = statistics.median(rate for rate, _ in plain_runs)
     service_rate = statistics.median(rate for rate, _ in service_runs)
     print(f"   service / plain throughput = {service_rate / plain_rate:.3f}")
+
+    print("4. per answer: building it without and with the checks (depth, Unicode)")
+    for label, function in (("typed rows", table), ("free-form rows", free_table)):
+        for rows in (1, 100, 10_000):
+            unchecked, checked = answer_checks(function, rows, max(1, calls // max(1, rows // 10)))
+            print(
+                f"   {label:14s} {rows:6d}: without {unchecked * 1e6:9.1f} us"
+                f"   with {checked * 1e6:9.1f} us   ratio {checked / unchecked:.3f}"
+            )
 
 
 if __name__ == "__main__":

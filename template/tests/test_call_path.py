@@ -9,7 +9,7 @@ from typing import Any, NotRequired
 
 import anyio
 import pytest
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
@@ -42,21 +42,16 @@ class UnprintableError(Exception):
 
 def raising(exception: BaseException, *, is_async: bool) -> BaseTool:
     """A tool named ``boom`` that raises ``exception``."""
-    if is_async:
 
-        @tool
-        async def boom() -> ToolResult:
-            """Raise."""
-            raise exception
-
-        return boom
-
-    @tool
-    def boom() -> ToolResult:  # type: ignore[no-redef]
-        """Raise."""
+    async def boom_async() -> ToolResult:
         raise exception
 
-    return boom  # type: ignore[has-type]
+    def boom_sync() -> ToolResult:
+        raise exception
+
+    if is_async:
+        return StructuredTool.from_function(coroutine=boom_async, name="boom", description="Raise.")
+    return StructuredTool.from_function(boom_sync, name="boom", description="Raise.")
 
 
 @tool
@@ -299,7 +294,9 @@ def returning(value: object, annotation: object) -> BaseTool:
         return value
 
     fixed.__annotations__["return"] = annotation
-    return tool("fixed", description="Return a fixed value.")(fixed)  # type: ignore[call-overload, no-any-return]
+    return StructuredTool.from_function(
+        coroutine=fixed, name="fixed", description="Return a fixed value."
+    )
 
 
 async def test_a_result_nested_deeper_than_the_limit_is_a_violation() -> None:

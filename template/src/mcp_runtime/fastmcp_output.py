@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
@@ -100,6 +100,7 @@ class OutputContract:
     model: type[RootModel[Any]]
     schema: dict[str, Any]
     key_names: frozenset[str] = frozenset()
+    depth: int | None = None
 
     def to_call_result(
         self, value: object, *, max_depth: int = DEFAULT_MAX_DEPTH
@@ -118,7 +119,7 @@ class OutputContract:
             return self._violation(problems)
         except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
             return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
-        if deeper_than(payload, max_depth):
+        if (self.depth is None or self.depth > max_depth) and deeper_than(payload, max_depth):
             return self._violation(
                 f"the result is nested deeper than {max_depth} levels of objects and arrays"
             )
@@ -373,21 +374,54 @@ def _safe_str(exc: BaseException) -> str:
         return ""
 
 
+def schema_depth(schema: object) -> int | None:
+    """The deepest nesting of objects and arrays a value of ``schema`` can have; None if any.
+
+    Recursive schemas (``$ref``) and free-form values (``Any``, a bare ``dict``) have
+    no bound; their results are measured one by one.
+    """
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return None
+    arms = [arm for key in ("anyOf", "oneOf", "allOf") for arm in schema.get(key, [])]
+    kind = schema.get("type")
+    if arms:  # a value is one of the arms
+        children, own = arms, 0
+    elif kind == "object":
+        properties, extra = schema.get("properties"), schema.get("additionalProperties")
+        if not isinstance(properties, dict) and not isinstance(extra, dict):
+            return None
+        children = [*(properties or {}).values(), *([extra] if isinstance(extra, dict) else [])]
+        own = 1
+    elif kind == "array":
+        children, own = [schema.get("items"), *schema.get("prefixItems", [])], 1
+    elif kind is None and not {"enum", "const"} & schema.keys():
+        return None  # accepts any value
+    else:
+        children, own = [], 0
+    depth = 0
+    for child in children:
+        if child is None:
+            continue
+        child_depth = schema_depth(child)
+        if child_depth is None:
+            return None
+        depth = max(depth, child_depth)
+    return own + depth
+
+
 def deeper_than(value: object, limit: int) -> bool:
     """Whether ``value`` nests objects and arrays more than ``limit`` levels deep."""
-    pending: list[tuple[object, int]] = [(value, 1)]
-    while pending:
-        node, depth = pending.pop()
-        children: Iterator[object]
-        if isinstance(node, dict):
-            children = iter(node.values())
-        elif isinstance(node, list):
-            children = iter(node)
-        else:
-            continue
-        if depth > limit:
+    if isinstance(value, dict):
+        children: Iterable[object] = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return False
+    if limit < 1:
+        return True
+    for child in children:
+        if isinstance(child, dict | list) and deeper_than(child, limit - 1):
             return True
-        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False
 
 
@@ -614,6 +648,7 @@ def _build_contract(
         model=model,
         schema=schema,
         key_names=frozenset(property_names(schema)),
+        depth=schema_depth(schema),
     )
 
 
