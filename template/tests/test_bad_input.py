@@ -128,13 +128,6 @@ def test_unknown_method_is_a_json_rpc_error(session: RawSession) -> None:
     session.still_answers()
 
 
-def test_call_without_a_tool_name_is_a_json_rpc_error(session: RawSession) -> None:
-    status, message = session.send(json.dumps(session.request("tools/call", {})).encode())
-    assert status == 200
-    assert message["error"]["code"] == -32602
-    session.still_answers()
-
-
 def test_unknown_tool_is_an_error_result(session: RawSession) -> None:
     assert error_text(session.call("no_such_tool", {})) == "Unknown tool: no_such_tool"
     session.still_answers()
@@ -159,13 +152,48 @@ def test_bad_arguments_are_named(
     session.still_answers()
 
 
-def test_arguments_that_are_not_an_object_are_refused(session: RawSession) -> None:
-    status, message = session.send(
-        json.dumps(session.request("tools/call", {"name": "hello", "arguments": [1]})).encode()
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({}, "`name` must be the tool's name, a string, not null (or missing)"),
+        ({"name": 5, "arguments": {}}, "`name` must be the tool's name, a string, not a number"),
+        (
+            {"name": "hello", "arguments": ["hunter2"]},
+            "`arguments` must be an object of the tool's arguments by name, not an array",
+        ),
+        (
+            {"name": "hello", "arguments": "hunter2"},
+            "`arguments` must be an object of the tool's arguments by name, not a string",
+        ),
+        (["hunter2"], "`params` must be an object with `name` and `arguments`, not an array"),
+    ],
+    ids=["no-name", "name-number", "arguments-array", "arguments-string", "params-array"],
+)
+def test_a_malformed_call_says_which_field_is_wrong_without_its_value(
+    session: RawSession, params: object, problem: str
+) -> None:
+    request = {"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": params}
+    status, message = session.send(json.dumps(request).encode())
+    assert (status, message) == (
+        200,
+        {
+            "jsonrpc": "2.0",
+            "id": 41,
+            "error": {"code": -32602, "message": f"Invalid params of tools/call: {problem}"},
+        },
     )
-    assert status == 200
-    assert message["error"]["code"] == -32602
     session.still_answers()
+
+
+def test_a_malformed_call_without_a_usable_id_is_a_bad_request(session: RawSession) -> None:
+    request = {"jsonrpc": "2.0", "id": [1], "method": "tools/call", "params": "hunter2"}
+    status, message = session.send(json.dumps(request).encode())
+    assert status == 400
+    assert message["id"] is None
+    assert message["error"]["message"] == (
+        "Invalid params of tools/call: `params` must be an object with `name` and `arguments`, "
+        "not a string"
+    )
 
 
 def test_a_very_large_argument_is_answered(session: RawSession) -> None:
@@ -187,3 +215,107 @@ def test_unicode_and_control_characters_round_trip(session: RawSession, name: st
     assert result["structuredContent"] == {"message": greeting, "greeting": greeting}
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     session.still_answers()
+
+
+def call_with_arguments(session: RawSession, arguments: str) -> bytes:
+    """A call of ``hello`` whose arguments are the JSON text ``arguments``, sent as written."""
+    session.next_id += 1
+    return (
+        f'{{"jsonrpc": "2.0", "id": {session.next_id}, "method": "tools/call", '
+        f'"params": {{"name": "hello", "arguments": {arguments}}}}}'
+    ).encode()
+
+
+TOO_DEEP = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {
+        "code": -32600,
+        "message": "Invalid request: arrays and objects are nested too deeply; the limit is "
+        "64 levels",
+    },
+}
+
+
+@pytest.mark.parametrize("arrays", [62, 1_000, 100_000])
+def test_json_nested_deeper_than_the_limit_is_refused(session: RawSession, arrays: int) -> None:
+    # The call's own objects nest 3 deep: the name's arrays take it past MCP_MAX_JSON_DEPTH (64).
+    name = "[" * arrays + "]" * arrays
+    assert session.send(call_with_arguments(session, f'{{"name": {name}}}')) == (400, TOO_DEEP)
+    session.still_answers()
+
+
+def test_json_nested_as_deep_as_the_limit_reaches_the_tool(session: RawSession) -> None:
+    name = "[" * 61 + "]" * 61
+    status, message = session.send(call_with_arguments(session, f'{{"name": {name}}}'))
+    assert status == 200
+    assert error_text(message["result"]) == (
+        "Invalid arguments for tool 'hello': name: Input should be a valid string"
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        r'{"name": "\ud800"}',
+        r'{"name": "\uDFFF"}',
+        r'{"name": "a\udc00\ud800b"}',
+        r'{"name": "\ud83cA"}',
+        r'{"name": "Ada", "\ud800": 1}',
+    ],
+    ids=["high", "low", "reversed-pair", "high-then-letter", "in-a-key"],
+)
+def test_a_lone_surrogate_escape_is_a_parse_error(session: RawSession, arguments: str) -> None:
+    assert session.send(call_with_arguments(session, arguments)) == (
+        400,
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32700,
+                "message": "Parse error: a string holds a lone UTF-16 surrogate escape (such as "
+                "\\ud800 without its pair); send valid Unicode",
+            },
+        },
+    )
+    session.still_answers()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [(r'{"name": "\ud83c\udf0d"}', "🌍"), (r'{"name": "\\ud800"}', "\\ud800")],
+    ids=["pair", "escaped-backslash"],
+)
+def test_surrogate_pairs_and_escaped_backslashes_are_answered(
+    session: RawSession, arguments: str, name: str
+) -> None:
+    status, message = session.send(call_with_arguments(session, arguments))
+    assert status == 200
+    greeting = f"Hello, {name}!"
+    assert message["result"]["structuredContent"] == {"message": greeting, "greeting": greeting}
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH", "OPTIONS"])
+def test_stateless_endpoint_takes_post_only(session: RawSession, method: str) -> None:
+    response = session.http.request(method, session.url, headers=session.headers, timeout=10)
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"Method not allowed: {method}; this stateless MCP endpoint takes POST "
+            "(it has no GET stream)",
+        },
+    }
+    session.still_answers()
+
+
+def test_stateful_endpoint_keeps_its_get_stream() -> None:
+    with serve_http(env={"MCP_STATELESS": "false"}) as url:
+        raw = RawSession(url)
+        with raw.http.stream("GET", url, headers=raw.headers, timeout=10) as stream:
+            status, content_type = stream.status_code, stream.headers["content-type"]
+        raw.http.close()
+    assert (status, content_type) == (200, "text/event-stream")

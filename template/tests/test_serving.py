@@ -1,13 +1,20 @@
 """Serving in production: settings, health and readiness, timeouts, limits, Host checks,
 call logs and graceful shutdown."""
 
+import contextlib
+import http.client
 import json
 import logging
 import os
+import signal
+import socket
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -20,12 +27,18 @@ from mcp_runtime.http_app import http_app
 from mcp_runtime.logs import JsonFormatter
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
-from mcp_runtime.testing import connect_http, free_port, serve_http
+from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
 from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+SERVE = [sys.executable, "-m", "mcp_runtime", "serve"]
+SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
+WAIT_SECONDS = 30.0
+
+T = TypeVar("T")
 
 
 @tool
@@ -86,6 +99,12 @@ def test_settings_have_safe_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert settings.stateless is True
     assert settings.loopback is True
     assert (settings.call_timeout, settings.max_request_bytes) == (60.0, 4 * 1024 * 1024)
+    assert (settings.read_timeout, settings.idle_timeout, settings.shutdown_grace) == (10, 65, 30)
+    assert (settings.max_connections, settings.max_json_depth, settings.tool_threads) == (
+        1000,
+        64,
+        40,
+    )
 
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -242,28 +261,260 @@ async def test_each_call_logs_one_line(
     assert set(line) == {"time", "level", "logger", "message", "tool", "outcome", "duration_ms"}
 
 
-def test_shutdown_finishes_the_calls_in_flight() -> None:
-    call = {
+# --- connection limits: real sockets against a real serve process -------------------
+
+
+def eventually(check: Callable[[], T | None], what: str) -> T:
+    """The first value of ``check()`` that is not None, polling for up to WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while (value := check()) is None:
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
+    return value
+
+
+@pytest.fixture(scope="module")
+def limited() -> Iterator[RunningServer]:
+    """``serve`` with a 1-second read timeout and room for 2 connections."""
+    env = {"MCP_READ_TIMEOUT": "1", "MCP_MAX_CONNECTIONS": "2"}
+    with run_server(SERVE, env=env) as server:
+        yield server
+
+
+def raw_connection(server: RunningServer) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", server.port))
+    connection.settimeout(WAIT_SECONDS)
+    return connection
+
+
+def read_until_closed(connection: socket.socket) -> bytes:
+    received = b""
+    while chunk := connection.recv(65536):
+        received += chunk
+    return received
+
+
+def post_head(server: RunningServer, length: int) -> bytes:
+    return (
+        f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\n"
+        "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+        f"content-length: {length}\r\n\r\n"
+    ).encode()
+
+
+def test_a_request_head_that_comes_too_slowly_is_cut_off(limited: RunningServer) -> None:
+    with raw_connection(limited) as connection:
+        connection.sendall(b"POST /mcp HTT")
+        assert read_until_closed(connection) == b""
+
+
+def test_a_kept_alive_connection_gets_the_same_head_timeout(limited: RunningServer) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", limited.port, timeout=WAIT_SECONDS)
+    with contextlib.closing(connection):
+        connection.request("GET", "/healthz")
+        assert connection.getresponse().read() == b'{"status": "ok"}'
+        assert connection.sock is not None
+        connection.sock.sendall(b"POST /mcp HTT")
+        assert read_until_closed(connection.sock) == b""
+
+
+def test_a_body_that_stops_arriving_is_answered_408(limited: RunningServer) -> None:
+    with raw_connection(limited) as connection:
+        connection.sendall(post_head(limited, 100) + b'{"jsonrpc"')
+        head, _, body = read_until_closed(connection).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert b"\r\nconnection: close" in head
+    assert json.loads(body) == {
         "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "nap", "arguments": {"seconds": 1}},
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Request timeout: the request body stopped arriving; the limit is "
+            "1 seconds between its parts",
+        },
     }
-    answers: list[httpx.Response] = []
-    server = ThreadedServer(ServiceSettings())
-    with server:
-        caller = threading.Thread(
-            target=lambda: answers.append(
-                httpx.post(server.url, headers=HEADERS, json=call, timeout=30)
-            )
+
+
+def test_a_client_that_leaves_before_its_body_ends_leaves_one_info_line(
+    limited: RunningServer,
+) -> None:
+    said = "client left before sending the whole request body"
+    with raw_connection(limited) as connection:
+        connection.sendall(post_head(limited, 100) + b'{"jsonrpc"')
+    log = eventually(lambda: limited.log() if said in limited.log() else None, said)
+    [line] = [line for line in log.splitlines() if said in line]
+    assert "INFO" in line
+    assert "mcp_runtime" in line
+    assert "Traceback" not in log
+
+
+def test_requests_beyond_the_connection_limit_are_answered_503(limited: RunningServer) -> None:
+    held = [http.client.HTTPConnection("127.0.0.1", limited.port) for _ in range(2)]
+    try:
+        for connection in held:  # two open connections, each served
+            connection.request("GET", "/healthz")
+            assert connection.getresponse().read() == b'{"status": "ok"}'
+        with raw_connection(limited) as third:
+            third.sendall(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            refused = read_until_closed(third)
+        held[0].request("GET", "/healthz")
+        again = held[0].getresponse()
+        assert (again.status, again.read()) == (200, b'{"status": "ok"}')
+    finally:
+        for connection in held:
+            connection.close()
+    assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+
+
+# --- shutdown: real signals to real processes ---------------------------------------
+
+
+@contextmanager
+def slow_service(folder: Path, **settings: str) -> Iterator[RunningServer]:
+    """The slow test service (``tests/slow_service.py``) with these MCP_ settings."""
+    with run_server(SLOW_SERVICE, env={"SLOW_SERVICE_DIR": str(folder), **settings}) as server:
+        yield server
+
+
+class HeldCalls:
+    """Calls of the slow service's tools, each in a thread of its own, started and held."""
+
+    def __init__(self, server: RunningServer, folder: Path, tools: Sequence[str]) -> None:
+        self.answers: dict[int, httpx.Response] = {}
+        self.threads = [
+            threading.Thread(target=self._call, args=(server.url, number, tool), daemon=True)
+            for number, tool in enumerate(tools)
+        ]
+        for thread in self.threads:
+            thread.start()
+        eventually(
+            lambda: len(list(folder.glob("started-*"))) == len(tools) or None, "calls started"
         )
-        caller.start()
-        time.sleep(0.3)
-        server.uvicorn.should_exit = True  # what SIGTERM does
-        caller.join(timeout=30)
-    [answer] = answers
+
+    def _call(self, url: str, number: int, tool: str) -> None:
+        call = {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": {"name": str(number)}},
+        }
+        self.answers[number] = httpx.post(url, headers=HEADERS, json=call, timeout=60)
+
+    def results(self) -> list[dict[str, Any]]:
+        """Each call's JSON-RPC result, in order, once all have answered."""
+        for thread in self.threads:
+            thread.join(timeout=60)
+        results = []
+        for number in range(len(self.threads)):
+            answer = self.answers[number]
+            assert answer.status_code == 200
+            data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+            assert len(data) == 1, f"call {number} answered {answer.text!r}"
+            message = json.loads(data[0])
+            assert message["id"] == number
+            results.append(message["result"])
+        return results
+
+
+def readiness_response(server: RunningServer) -> httpx.Response:
+    return httpx.get(f"{server.base_url}/readyz")
+
+
+def readiness(server: RunningServer) -> tuple[int, object]:
+    response = readiness_response(server)
+    return response.status_code, response.json()
+
+
+def refused(response: httpx.Response) -> httpx.Response | None:
+    """``response`` if it is a 503, else None (for :func:`eventually`)."""
+    return response if response.status_code == 503 else None
+
+
+def released(number: int) -> dict[str, Any]:
+    payload = {"message": f"released {number}"}
+    return {
+        "content": [{"type": "text", "text": json.dumps(payload)}],
+        "structuredContent": payload,
+        "isError": False,
+    }
+
+
+def stopped(tool: str) -> dict[str, Any]:
+    message = f"Tool '{tool}' was stopped because the service is shutting down: call it again."
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_drains_the_calls_in_flight_and_exits_0(tmp_path: Path, workers: str) -> None:
+    # A grace far longer than the wait for the exit: the server must stop once drained.
+    with slow_service(tmp_path, MCP_WORKERS=workers, MCP_SHUTDOWN_GRACE="600") as server:
+        calls = HeldCalls(server, tmp_path, ["hold", "hold", "hold_thread", "hold_thread"])
+        server.process.send_signal(signal.SIGTERM)
+        draining = eventually(lambda: refused(readiness_response(server)), "draining")
+        listing = eventually(
+            lambda: refused(httpx.post(server.url, headers=HEADERS, json=LIST)), "refusal"
+        )
+        still_running = server.process.poll() is None
+        (tmp_path / "release").touch()
+        results = calls.results()
+        status = server.process.wait(timeout=WAIT_SECONDS)
+    assert draining.json() == {"status": "draining"}
+    assert listing.headers["connection"] == "close"
+    assert listing.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32000,
+            "message": "Service unavailable: the server is shutting down; send the request again",
+        },
+    }
+    assert still_running
+    assert results == [released(number) for number in range(4)]
+    assert status == 0
+
+
+def test_calls_still_running_when_the_grace_ends_answer_is_error(tmp_path: Path) -> None:
+    with slow_service(tmp_path, MCP_SHUTDOWN_GRACE="1") as server:
+        calls = HeldCalls(server, tmp_path, ["hold", "hold_thread"])
+        server.process.send_signal(signal.SIGTERM)
+        results = calls.results()
+        status = server.process.wait(timeout=WAIT_SECONDS)
+    assert results == [stopped("hold"), stopped("hold_thread")]
+    assert status == 0
+
+
+def test_a_second_sigint_ends_the_grace(tmp_path: Path) -> None:
+    with slow_service(tmp_path, MCP_SHUTDOWN_GRACE="600") as server:
+        calls = HeldCalls(server, tmp_path, ["hold"])
+        server.process.send_signal(signal.SIGINT)
+        eventually(lambda: refused(readiness_response(server)), "draining")
+        server.process.send_signal(signal.SIGINT)
+        results = calls.results()
+        status = server.process.wait(timeout=WAIT_SECONDS)
+    assert results == [stopped("hold")]
+    assert status == 0
+
+
+def test_serve_exits_0_on_sigterm() -> None:
+    with run_server(SERVE) as server:
+        hello = {"name": "hello", "arguments": {"name": "Ada"}}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hello}
+        answer = httpx.post(server.url, headers=HEADERS, json=call)
+        server.process.send_signal(signal.SIGTERM)
+        status = server.process.wait(timeout=WAIT_SECONDS)
+        log = server.log()
     assert answer.status_code == 200
-    data = next(line[5:] for line in answer.text.splitlines() if line.startswith("data:"))
-    result = json.loads(data)["result"]
-    assert result["isError"] is False
-    assert result["structuredContent"] == {"message": "slept 1.0"}
+    assert status == 0
+    assert "Traceback" not in log
+
+
+def test_readiness_is_busy_while_every_tool_thread_is_taken(tmp_path: Path) -> None:
+    with slow_service(tmp_path, MCP_TOOL_THREADS="1") as server:
+        calls = HeldCalls(server, tmp_path, ["hold_thread"])
+        busy = readiness(server)
+        (tmp_path / "release").touch()
+        results = calls.results()
+        ready = readiness(server)
+    assert busy == (503, {"status": "busy", "tool_threads": {"busy": 1, "size": 1}})
+    assert results == [released(0)]
+    assert ready == (200, {"status": "ready", "tools": 2})

@@ -13,8 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import uvicorn
-
+from mcp_runtime import serving
 from mcp_runtime.contract_snapshot import (
     SNAPSHOT,
     compare,
@@ -23,7 +22,6 @@ from mcp_runtime.contract_snapshot import (
     render,
     report,
 )
-from mcp_runtime.http_app import http_app
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
@@ -33,7 +31,6 @@ from mcp_runtime.violations import ContractError
 __all__ = ["main"]
 
 TRANSPORTS = ("streamable-http", "stdio")
-GRACEFUL_SHUTDOWN_SECONDS = 30
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,24 +131,9 @@ def _serve(args: argparse.Namespace) -> int:
         f"{server.settings.streamable_http_path} ({settings.workers} worker(s))",
         file=sys.stderr,
     )
-    options = {
-        "host": settings.host,
-        "port": settings.port,
-        "log_level": "warning",
-        "access_log": False,
-        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
-    }
-    if settings.workers == 1:
-        uvicorn.run(http_app(server), **options)  # type: ignore[arg-type]
-        return 0
-    # Each worker builds its own app from the environment: pass the options on.
+    # The app is built again from the environment, in each worker: pass the options on.
     os.environ.update({"MCP_HOST": settings.host, "MCP_PORT": str(settings.port)})
-    uvicorn.run(
-        "mcp_runtime.http_app:app_from_environment",
-        factory=True,
-        workers=settings.workers,
-        **options,  # type: ignore[arg-type]
-    )
+    serving.serve(settings)
     return 0
 
 

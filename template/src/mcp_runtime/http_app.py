@@ -1,31 +1,68 @@
 """The ASGI application that serves the MCP endpoint over streamable HTTP.
 
-FastMCP's streamable HTTP app (``/mcp``), behind a front that adds:
+FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
 
 - ``GET /healthz``: liveness, 200 while the process serves;
-- ``GET /readyz``: readiness, 200 once the gate has passed and the app has started,
-  503 before that and while it shuts down (so a load balancer drains it first);
-- a request body limit, answered 413 with a JSON-RPC error, checked as the body
-  arrives;
-- a body that is not UTF-8 answered 400 with a JSON-RPC parse error, where the
-  SDK alone would answer an opaque internal error (500).
+- ``GET /readyz``: readiness, 200 once the gate has passed and the app has started;
+  503 ``not ready`` before that, ``draining`` once shutdown has begun, and ``busy``
+  while every tool thread is taken (so a load balancer sends calls elsewhere);
+- while the server drains, every request to the MCP endpoint is answered 503 with a
+  JSON-RPC error and ``connection: close``;
+- stateless serving has no GET stream: a method other than POST (or DELETE, which the
+  SDK answers) is answered 405 with ``allow: POST``;
+- request bodies, checked before the SDK parses them, each refused with a JSON-RPC
+  error: larger than the limit (413, as it arrives), a part that does not arrive within
+  the read timeout (408), not UTF-8 (400), nested deeper than the limit (400), or a
+  string with a lone UTF-16 surrogate escape such as ``\\ud800`` (400);
+- a client that leaves before it has sent its whole body: one INFO line, and the
+  SDK never sees the request.
 """
 
 import json
+import logging
+import re
 
+import anyio
 from mcp.server.fastmcp import FastMCP
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.settings import load_settings
+from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.settings import ServiceSettings, load_settings
+from mcp_runtime.tool_threads import TOOL_THREADS
 
-__all__ = ["ServiceApp", "app_from_environment", "http_app"]
+__all__ = ["OPEN_REQUESTS", "OpenRequests", "ServiceApp", "app_from_environment", "http_app"]
+
+logger = logging.getLogger(__name__)
+
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def http_app(server: FastMCP) -> "ServiceApp":
-    """``server``'s streamable HTTP app with health, readiness and body checks."""
-    tools = len(server._tool_manager.list_tools())
+class OpenRequests:
+    """How many requests the front has passed on to the SDK and not yet seen answered.
+
+    GET streams are not counted: they last as long as the client keeps them open.
+    Shutdown waits for this count (and the calls in flight) to reach zero.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+OPEN_REQUESTS = OpenRequests()
+
+
+def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "ServiceApp":
+    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``."""
+    settings = settings or ServiceSettings()
     return ServiceApp(
-        server.streamable_http_app(), tools=tools, max_body=server.settings.max_request_body_size
+        server.streamable_http_app(),
+        tools=len(server._tool_manager.list_tools()),
+        max_body=server.settings.max_request_body_size,
+        max_depth=settings.max_json_depth,
+        read_timeout=settings.read_timeout,
+        path=server.settings.streamable_http_path,
+        stateless=server.settings.stateless_http,
     )
 
 
@@ -36,7 +73,7 @@ def app_from_environment() -> "ServiceApp":
 
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
-    return http_app(build_server(settings=settings))
+    return http_app(build_server(settings=settings), settings)
 
 
 def json_rpc_error(code: int, message: str) -> bytes:
@@ -46,12 +83,26 @@ def json_rpc_error(code: int, message: str) -> bytes:
 
 
 class ServiceApp:
-    """ASGI front of the MCP app: health and readiness routes, and request body checks."""
+    """ASGI front of the MCP app: health and readiness, shutdown, methods and request checks."""
 
-    def __init__(self, app: ASGIApp, *, tools: int, max_body: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        tools: int,
+        max_body: int,
+        max_depth: int,
+        read_timeout: float,
+        path: str,
+        stateless: bool,
+    ) -> None:
         self.app = app
         self.tools = tools
         self.max_body = max_body
+        self.max_depth = max_depth
+        self.read_timeout = read_timeout
+        self.path = path
+        self.stateless = stateless
         self.ready = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,19 +112,37 @@ class ServiceApp:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "GET" and scope["path"] == "/healthz":
+        method, path = scope["method"], scope["path"]
+        if method == "GET" and path == "/healthz":
             await respond(send, 200, {"status": "ok"})
-            return
-        if scope["method"] == "GET" and scope["path"] == "/readyz":
-            if self.ready:
-                await respond(send, 200, {"status": "ready", "tools": self.tools})
-            else:
-                await respond(send, 503, {"status": "not ready"})
-            return
-        if scope["method"] != "POST":
+        elif method == "GET" and path == "/readyz":
+            await self._readiness(send)
+        elif path == self.path and IN_FLIGHT.draining:
+            error = "Service unavailable: the server is shutting down; send the request again"
+            await respond_raw(send, 503, json_rpc_error(-32000, error), [(b"connection", b"close")])
+        elif path == self.path and self.stateless and method not in ("POST", "DELETE"):
+            error = (
+                f"Method not allowed: {method}; this stateless MCP endpoint takes POST "
+                "(it has no GET stream)"
+            )
+            await respond_raw(send, 405, json_rpc_error(-32600, error), [(b"allow", b"POST")])
+        elif method == "POST":
+            await self._checked_post(scope, receive, send)
+        elif method == "GET":
             await self.app(scope, receive, send)
-            return
-        await self._checked_post(scope, receive, send)
+        else:
+            await self._passed_on(scope, receive, send)
+
+    async def _readiness(self, send: Send) -> None:
+        if IN_FLIGHT.draining:
+            await respond(send, 503, {"status": "draining"})
+        elif not self.ready:
+            await respond(send, 503, {"status": "not ready"})
+        elif TOOL_THREADS.exhausted:
+            threads = {"busy": TOOL_THREADS.busy, "size": TOOL_THREADS.size}
+            await respond(send, 503, {"status": "busy", "tool_threads": threads})
+        else:
+            await respond(send, 200, {"status": "ready", "tools": self.tools})
 
     def _watch_startup(self, send: Send) -> Send:
         async def watching(message: Message) -> None:
@@ -92,41 +161,172 @@ class ServiceApp:
 
         return watching
 
+    async def _passed_on(self, scope: Scope, receive: Receive, send: Send) -> None:
+        OPEN_REQUESTS.count += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            OPEN_REQUESTS.count -= 1
+
     async def _checked_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        OPEN_REQUESTS.count += 1
+        try:
+            body = await self._body(receive, send)
+            if body is not None:
+                whole: Message = {"type": "http.request", "body": body, "more_body": False}
+                await self.app(scope, _replay([whole], receive), send)
+        finally:
+            OPEN_REQUESTS.count -= 1
+
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body once it passes every check; None once a refusal is sent."""
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
+        more = True
+        while more:
+            message: Message | None = None
+            with anyio.move_on_after(self.read_timeout):
+                message = await receive()
+            if message is None:
+                error = (
+                    "Request timeout: the request body stopped arriving; the limit is "
+                    f"{self.read_timeout:g} seconds between its parts"
+                )
+                await respond_raw(
+                    send, 408, json_rpc_error(-32600, error), [(b"connection", b"close")]
+                )
+                return None
             if message["type"] != "http.request":
-                await self.app(scope, _replay([message], receive), send)
-                return
+                logger.info("client left before sending the whole request body (%d bytes)", size)
+                return None
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body:
                 error = f"Request body too large: the limit is {self.max_body} bytes"
                 await respond_raw(send, 413, json_rpc_error(-32600, error))
-                return
+                return None
             chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+            more = message.get("more_body", False)
         body = b"".join(chunks)
         try:
-            body.decode("utf-8")
+            text = body.decode("utf-8")
         except UnicodeDecodeError:
             error = "Parse error: the request body is not UTF-8 JSON"
             await respond_raw(send, 400, json_rpc_error(-32700, error))
-            return
-        whole: Message = {"type": "http.request", "body": body, "more_body": False}
-        await self.app(scope, _replay([whole], receive), send)
+            return None
+        problem = self._json_problem(body, text)
+        if problem is not None:
+            status, answer = problem
+            await respond_raw(send, status, answer)
+            return None
+        return body
+
+    def _json_problem(self, body: bytes, text: str) -> tuple[int, bytes] | None:
+        """The status and error for a body the SDK would mishandle; None if it is fine.
+
+        Refused: JSON nested too deeply, a string with a lone surrogate, and a
+        ``tools/call`` whose params are not shaped as the protocol says (the SDK would
+        answer without saying what is wrong, or repeat the values). Cheap for the
+        common body: it is parsed here only when it has more brackets than the depth
+        limit, something that looks like a surrogate escape, or a ``tools/call``.
+        """
+        deep = body.count(b"[") + body.count(b"{") > self.max_depth
+        suspect = SURROGATE_ESCAPE.search(body) is not None
+        call = b"tools/call" in body
+        if not (deep or suspect or call):
+            return None
+        too_deep = json_rpc_error(
+            -32600,
+            "Invalid request: arrays and objects are nested too deeply; the limit is "
+            f"{self.max_depth} levels",
+        )
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            return 400, too_deep
+        except ValueError:
+            return None  # not JSON at all: the SDK answers with its parse error
+        if deep or suspect:
+            depth, lone_surrogate = _scan(value)
+            if depth > self.max_depth:
+                return 400, too_deep
+            if lone_surrogate:
+                return 400, json_rpc_error(
+                    -32700,
+                    "Parse error: a string holds a lone UTF-16 surrogate escape (such as "
+                    "\\ud800 without its pair); send valid Unicode",
+                )
+        return _call_problem(value) if call else None
+
+
+def _call_problem(message: object) -> tuple[int, bytes] | None:
+    """A JSON-RPC error for a ``tools/call`` request whose params are malformed; else None.
+
+    It names the field and the JSON type found, never a value. A request with a
+    usable id is answered as a JSON-RPC response to it (200), any other with 400.
+    """
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        problem = f"`params` must be an object with `name` and `arguments`, not {_kind(params)}"
+    elif not isinstance(params.get("name"), str):
+        problem = f"`name` must be the tool's name, a string, not {_kind(params.get('name'))}"
+    elif not isinstance(params.get("arguments", {}), dict):
+        problem = (
+            "`arguments` must be an object of the tool's arguments by name, not "
+            f"{_kind(params['arguments'])}"
+        )
+    else:
+        return None
+    request_id = message.get("id")
+    usable = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    error = {"code": -32602, "message": f"Invalid params of tools/call: {problem}"}
+    answer = {"jsonrpc": "2.0", "id": request_id if usable else None, "error": error}
+    return (200 if usable else 400), json.dumps(answer).encode()
+
+
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, in words."""
+    if value is None:
+        return "null (or missing)"
+    kinds = {bool: "a boolean", str: "a string", list: "an array", dict: "an object"}
+    return next((word for cls, word in kinds.items() if isinstance(value, cls)), "a number")
+
+
+def _scan(value: object) -> tuple[int, bool]:
+    """How deeply ``value`` nests arrays and objects, and whether a string has a lone surrogate."""
+    depth = 0
+    lone = False
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict):
+            depth = max(depth, level)
+            lone = lone or any(LONE_SURROGATE.search(key) for key in item)
+            pending.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            depth = max(depth, level)
+            pending.extend((child, level + 1) for child in item)
+        elif isinstance(item, str):
+            lone = lone or LONE_SURROGATE.search(item) is not None
+    return depth, lone
 
 
 async def respond(send: Send, status: int, payload: dict[str, object]) -> None:
     await respond_raw(send, status, json.dumps(payload).encode())
 
 
-async def respond_raw(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+async def respond_raw(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """Send a whole JSON response: ``body`` with ``status`` and any extra ``headers``."""
+    all_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *(headers or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
     await send({"type": "http.response.body", "body": body})
 
 

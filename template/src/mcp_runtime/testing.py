@@ -2,14 +2,18 @@
 
 - :func:`connect` opens an in-memory client session to a server object.
 - :func:`serve_http` starts the service's own command line on a loopback port and
-  :func:`connect_http` opens a streamable HTTP client session to it, with headers.
+  :func:`connect_http` opens a streamable HTTP client session to it, with headers;
+  :func:`run_server` starts any server command the same way, and gives its process
+  and its log.
 
 The MCP client checks every ``structuredContent`` against the tool's advertised
 ``outputSchema``, so a call that succeeds through these sessions has been
 validated by the client as well as by the server.
 """
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +21,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -25,9 +30,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
-__all__ = ["connect", "connect_http", "free_port", "serve_http"]
+__all__ = ["RunningServer", "connect", "connect_http", "free_port", "run_server", "serve_http"]
 
 STARTUP_SECONDS = 60.0
+STOP_SECONDS = 60.0
 
 
 @asynccontextmanager
@@ -59,6 +65,29 @@ def free_port() -> int:
         return port
 
 
+@dataclass
+class RunningServer:
+    """A server process started by :func:`run_server`."""
+
+    port: int
+    process: "subprocess.Popen[bytes]"
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``: where ``/healthz`` and ``/readyz`` are."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint, ``http://127.0.0.1:PORT/mcp``."""
+        return f"{self.base_url}/mcp"
+
+    def log(self) -> str:
+        """What the server has written to its standard output and error so far."""
+        return self.log_path.read_text(errors="replace")
+
+
 @contextmanager
 def serve_http(*, env: Mapping[str, str] | None = None, args: Sequence[str] = ()) -> Iterator[str]:
     """Run ``serve`` of the installed service on a free loopback port; yield the MCP URL.
@@ -66,28 +95,43 @@ def serve_http(*, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
     The server runs as its own process, exactly as an operator starts it; it is
     stopped when the block ends. Its log is included in the error if it fails to start.
     """
+    command = [sys.executable, "-m", "mcp_runtime", "serve", *args]
+    with run_server(command, env=env) as server:
+        yield server.url
+
+
+@contextmanager
+def run_server(
+    command: Sequence[str], *, env: Mapping[str, str] | None = None
+) -> Iterator[RunningServer]:
+    """Run ``command`` with ``MCP_PORT`` set to a free loopback port, once it listens.
+
+    When the block ends the server gets SIGTERM and has ``STOP_SECONDS`` to exit;
+    then its whole process group (worker processes included) is killed.
+    """
     port = free_port()
-    command = [sys.executable, "-m", "mcp_runtime", "serve", "--port", str(port), *args]
     with tempfile.TemporaryDirectory() as folder:
         log_path = Path(folder) / "server.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 command,
-                env={**os.environ, **(env or {})},
+                env={**os.environ, **(env or {}), "MCP_PORT": str(port)},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         try:
             _wait_for_port(port, process, log_path)
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield RunningServer(port, process, log_path)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            if process.poll() is None:
+                process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=STOP_SECONDS)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def _wait_for_port(port: int, process: "subprocess.Popen[bytes]", log_path: Path) -> None:

@@ -1,0 +1,207 @@
+"""Running the service over HTTP: uvicorn with connection limits, and a shutdown that drains.
+
+:func:`serve` runs an app factory under uvicorn, in one process or several worker
+processes sharing the listening socket, as the settings say:
+
+- at most ``max_connections`` open connections are served; a request beyond them is
+  answered 503;
+- an idle kept-alive connection is closed after ``idle_timeout`` seconds;
+- a request head must arrive whole within ``read_timeout`` seconds of the connection
+  opening (or of its first byte, on a kept-alive connection): a client that sends it
+  slowly, holding connections open, is disconnected.
+
+On SIGTERM or SIGINT a worker drains: readiness answers 503 ``draining``, new requests
+to the MCP endpoint are answered 503, and the calls in flight go on. Once none is left
+(the calls in flight, and the requests passed on to the SDK), the listener closes and
+the process exits 0. If ``shutdown_grace`` seconds pass first (or a second SIGINT
+comes), the calls still running are cut short: each answers ``isError`` (shutdown),
+and the process exits once those answers are sent, or a few seconds later.
+"""
+
+import asyncio
+import logging
+import signal
+import time
+from types import FrameType
+from typing import Any
+
+import h11
+import uvicorn
+from sse_starlette.sse import AppStatus
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+from uvicorn.supervisors import multiprocess
+
+from mcp_runtime.http_app import OPEN_REQUESTS
+from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.settings import ServiceSettings
+
+__all__ = ["DrainingServer", "HeadTimeoutProtocol", "ServingConfig", "serve"]
+
+logger = logging.getLogger(__name__)
+
+SERVICE_APP = "mcp_runtime.http_app:app_from_environment"
+CUT_SHORT_SECONDS = 3.0
+"""After the grace: how long the calls cut short have to send their answers."""
+CLOSE_SECONDS = 3
+"""Then: how long the responses still being written have to finish."""
+
+
+def serve(settings: ServiceSettings, app: str = SERVICE_APP) -> None:
+    """Serve the app that the factory ``app`` ("module:function") builds, until drained.
+
+    Each process builds its own app by calling the factory, which reads its settings
+    from the environment; ``settings`` gives the address, the workers, the limits and
+    the shutdown grace.
+    """
+    config = ServingConfig(app, settings)
+    if settings.workers == 1:
+        DrainingServer(config).run()
+        return
+    socket = config.bind_socket()
+    # uvicorn's supervisor starts (and restarts) each worker as a ``multiprocess.Process``.
+    multiprocess.Process = DrainingWorker  # type: ignore[misc]
+    multiprocess.Multiprocess(config, sockets=[socket]).run()
+
+
+class ServingConfig(uvicorn.Config):
+    """uvicorn's configuration from the service's settings (pickled to each worker)."""
+
+    def __init__(self, app: str, settings: ServiceSettings) -> None:
+        super().__init__(
+            app,
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            http=HeadTimeoutProtocol,
+            ws="none",
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            # uvicorn counts the connection asking among those open.
+            limit_concurrency=settings.max_connections + 1,
+            timeout_keep_alive=settings.idle_timeout,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=CLOSE_SECONDS,
+        )
+        self.shutdown_grace = settings.shutdown_grace
+        self.read_timeout = settings.read_timeout
+
+
+class HeadTimeoutProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request head comes too slowly.
+
+    The head must arrive whole within ``read_timeout`` seconds of the connection
+    opening, or of its first byte on a kept-alive connection (uvicorn's own keep-alive
+    timeout covers the idle time between requests).
+    """
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        assert isinstance(config, ServingConfig), "serve with a ServingConfig"
+        self.read_timeout = config.read_timeout
+        self.head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self.head_timer is None and self.conn.their_state is h11.IDLE:
+            self._start_head_timer()
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._stop_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def _start_head_timer(self) -> None:
+        self.head_timer = self.loop.call_later(self.read_timeout, self._head_too_slow)
+
+    def _stop_head_timer(self) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self.head_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+class DrainingServer(uvicorn.Server):
+    """A uvicorn server that drains before it stops (see the module's docstring)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        assert isinstance(config, ServingConfig), "serve with a ServingConfig"
+        self.grace = config.shutdown_grace
+        self.signalled: float | None = None
+        self.reported = False
+        self.forced = False
+        self.cut_at: float | None = None
+        # SSE responses end when draining does, not when the signal comes.
+        AppStatus.enable_automatic_graceful_drain = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The first SIGTERM or SIGINT starts draining; a second SIGINT ends the grace."""
+        if self.signalled is None:
+            self.signalled = time.monotonic()
+            IN_FLIGHT.begin_draining()
+        elif sig == signal.SIGINT:
+            self.forced = True
+
+    async def on_tick(self, counter: int) -> bool:
+        if await super().on_tick(counter):
+            return True
+        if self.signalled is None:
+            return False
+        return self._drained(time.monotonic() - self.signalled)
+
+    def _drained(self, elapsed: float) -> bool:
+        """Whether to stop now, ``elapsed`` seconds into draining; cut calls short at the grace."""
+        idle = IN_FLIGHT.count == 0 and OPEN_REQUESTS.count == 0
+        if not self.reported:
+            self.reported = True
+            logger.info(
+                "shutting down: draining %d calls in flight (up to %g seconds)",
+                IN_FLIGHT.count,
+                self.grace,
+            )
+        if idle:
+            logger.info("shutting down: drained")
+            return self._stop()
+        if self.cut_at is None and (self.forced or elapsed >= self.grace):
+            logger.warning(
+                "shutting down: stopping the %d calls still running (grace ended)",
+                IN_FLIGHT.count,
+            )
+            IN_FLIGHT.cut_short()
+            self.cut_at = elapsed
+        if self.cut_at is not None and elapsed - self.cut_at >= CUT_SHORT_SECONDS:
+            return self._stop()
+        return False
+
+    def _stop(self) -> bool:
+        AppStatus.should_exit = True  # ends the SSE streams still open (stateful GET streams)
+        self.should_exit = True
+        return True
+
+
+class DrainingWorker(multiprocess.Process):
+    """A worker process of uvicorn's supervisor, running a :class:`DrainingServer`."""
+
+    @property
+    def server(self) -> uvicorn.Server:
+        if self._server is None:
+            self._server = DrainingServer(self.config)
+        return self._server
