@@ -1,6 +1,8 @@
 """Check a rendered service with MCP clients nobody in this project wrote.
 
-Starts the service (``uv run SLUG serve``) on a free loopback port and runs:
+Starts the service (``uv run SLUG serve``) on a free loopback port, with the demo
+credential enabled (``DEMO_TOKENS=demo-token=demo-user``: the service accepts no
+token unless told), and runs:
 
 - the official conformance suite, every scenario that ``conformance.json`` says
   applies (and fails on a scenario it does not classify);
@@ -27,6 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+DEMO_TOKENS = "demo-token=demo-user"
 failures: list[str] = []
 
 
@@ -171,8 +174,8 @@ def script(client: str, command: list[str], cwd: Path) -> None:
 
 def main(service: Path, slug: str) -> int:
     with (
-        served(service, slug) as url,
-        served(service, slug, MCP_STATELESS="false") as stateful_url,
+        served(service, slug, DEMO_TOKENS=DEMO_TOKENS) as url,
+        served(service, slug, MCP_STATELESS="false", DEMO_TOKENS=DEMO_TOKENS) as stateful_url,
     ):
         conformance(url, stateful_url)
         script("ts-sdk client", ["node", str(HERE / "ts_client.mjs"), url], HERE)

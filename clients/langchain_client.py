@@ -6,6 +6,8 @@ tool message's artifact. Run it in the service's environment:
 
     uv run --project SERVICE python langchain_client.py URL
 
+The service must accept the demo token: serve it with
+``DEMO_TOKENS=demo-token=demo-user`` (``check_service.py`` does).
 Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
 """
 

@@ -5,6 +5,8 @@
 // validated by a client nobody in this project wrote.
 //
 // Usage: node ts_client.mjs URL
+// The service must accept the demo token: serve it with DEMO_TOKENS=demo-token=demo-user
+// (check_service.py does).
 // Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

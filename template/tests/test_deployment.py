@@ -118,3 +118,20 @@ def test_client_config_points_at_the_endpoint() -> None:
     entry = config["mcpServers"][NAME]
     assert entry["type"] == "streamable-http"
     assert entry["url"] == f"http://localhost:{DEFAULT_PORT}/mcp"
+
+
+def test_no_deployment_artefact_sets_demo_tokens() -> None:
+    """A deployed service accepts no built-in credential: the demo store stays empty."""
+    artefacts = [ROOT / "Dockerfile", *sorted((ROOT / "deploy").rglob("*.*"))]
+    assert len(artefacts) > 2
+    for path in artefacts:
+        assert "DEMO_TOKENS" not in path.read_text(), f"{path.relative_to(ROOT)} sets DEMO_TOKENS"
+
+
+def test_image_copies_no_dotenv_file() -> None:
+    """A developer's ``.env`` (which may enable the demo token) never enters the image."""
+    recipe = (ROOT / "Dockerfile").read_text()
+    copied = re.findall(r"^COPY (?!--from)(.*) \S+$", recipe, re.MULTILINE)
+    assert copied, "the recipe copies nothing from the build context"
+    sources = {source for line in copied for source in line.split() if not source.startswith("-")}
+    assert sources.isdisjoint({".", "./", ".env", "*"}), sources

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import NotRequired
 
 import anyio
+import httpx
 import pytest
 import uvicorn
 from langchain_core.tools import tool
@@ -83,6 +84,26 @@ async def test_header_values_are_never_logged(url: str, caplog: pytest.LogCaptur
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "caller" in logged  # the call itself was logged at DEBUG
     assert "s3cret-token-value" not in logged
+
+
+async def test_refused_host_and_origin_values_are_never_logged(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with caplog.at_level(logging.DEBUG):
+        async with httpx.AsyncClient() as client:
+            host = await client.post(
+                url, content=ping, headers={**headers, "host": "s3cret-host.example"}
+            )
+            origin = await client.post(
+                url, content=ping, headers={**headers, "origin": "http://s3cret-origin.example"}
+            )
+    assert (host.status_code, origin.status_code) == (421, 403)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "Host header is not allowed" in logged
+    assert "Origin header is not allowed" in logged
+    assert "s3cret" not in logged
 
 
 async def test_without_a_request_every_header_is_absent() -> None:

@@ -1,0 +1,423 @@
+"""No request value reaches a log at any level, and a client's disconnect is one quiet line.
+
+The service runs as a real ``serve`` process at ``MCP_LOG_LEVEL=DEBUG``, and in most
+tests its libraries (the MCP SDK, the SSE and HTTP servers) log at DEBUG too, which
+``configure_logging`` alone never does, so every line they could write is exercised.
+"""
+
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from starlette.requests import ClientDisconnect
+
+from mcp_runtime.logs import REWRITES, RequestValuesFilter
+from mcp_runtime.testing import free_port
+
+MARKER = "hunter2-b7f3"
+STARTUP_SECONDS = 60.0
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+}
+
+# The service's command line with one more toolset, the module in the folder named by
+# the first argument; if the second is "debug", every library logs at DEBUG, whatever
+# configures logging.
+LAUNCHER = """
+import importlib
+import logging
+import sys
+
+from mcp_runtime.cli import main
+from mcp_runtime.toolsets import find_service
+
+folder, levels = sys.argv.pop(1), sys.argv.pop(1)
+importlib.import_module(find_service().toolsets_package).__path__.append(folder)
+if levels == "debug":
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    root.setLevel = lambda level: None
+sys.exit(main())
+"""
+
+TOOLSET = '''
+import time
+
+import anyio
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolResult
+
+
+@tool
+async def nap(seconds: float) -> ToolResult:
+    """Sleep for a while, then answer."""
+    await anyio.sleep(seconds)
+    return ToolResult(message="rested")
+
+
+@tool
+def sync_nap(seconds: float) -> ToolResult:
+    """Sleep for a while in a worker thread, then answer."""
+    time.sleep(seconds)
+    return ToolResult(message="rested")
+
+
+@tool
+def echo(text: str) -> ToolResult:
+    """Answer with the text it was given."""
+    return ToolResult(message=text)
+
+
+TOOLS = [nap, sync_nap, echo]
+'''
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    log: Path
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def launcher(folder: Path, *, library_debug: bool = True) -> list[str]:
+    """The command that runs the service's command line as described above."""
+    (folder / "toolsets").mkdir()
+    (folder / "toolsets" / "log_check.py").write_text(TOOLSET)
+    (folder / "launch.py").write_text(LAUNCHER)
+    levels = "debug" if library_debug else "usual"
+    return [sys.executable, str(folder / "launch.py"), str(folder / "toolsets"), levels]
+
+
+def environment() -> dict[str, str]:
+    return {
+        **os.environ,
+        "MCP_LOG_LEVEL": "DEBUG",
+        "MCP_LOG_FORMAT": "text",
+        "MCP_WORKERS": "1",
+        "MCP_TOOLSETS": "",
+    }
+
+
+@contextmanager
+def served(folder: Path, *, library_debug: bool = True) -> Iterator[Served]:
+    """``serve`` over streamable HTTP; its whole log is complete once the block ends."""
+    port = free_port()
+    log = folder / "serve.log"
+    command = [*launcher(folder, library_debug=library_debug), "serve", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=folder,
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            assert process.poll() is None, f"the server exited:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"the server did not start:\n{log.read_text()}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield Served(f"http://127.0.0.1:{port}/mcp", port, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def call(name: str, arguments: object, request_id: object = 1) -> str:
+    params = {"name": name, "arguments": arguments}
+    request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(request)
+
+
+def raw_request(port: int, body: str, *, length: int | None = None) -> bytes:
+    """A POST /mcp as bytes on the wire, announcing ``length`` (default: the body's)."""
+    lines = [
+        "POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        *(f"{name}: {value}" for name, value in HEADERS.items()),
+        f"Content-Length: {len(body.encode()) if length is None else length}",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode()
+
+
+def loud_lines(log: str) -> list[str]:
+    """Lines at WARNING or above, and tracebacks."""
+    return [
+        line
+        for line in log.splitlines()
+        if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", line) or "Traceback" in line
+    ]
+
+
+def errors_and_library_warnings(log: str) -> list[str]:
+    """Loud lines but for the runtime's own warnings (a sync tool still running after its
+    call ended, say)."""
+    return [line for line in loud_lines(log) if "WARNING mcp_runtime." not in line]
+
+
+def own_lines(log: str) -> list[str]:
+    """The lines of the log but for tool calls' own (one a call, whatever its outcome)."""
+    return [line for line in log.splitlines() if "mcp_runtime.calls:" not in line]
+
+
+@pytest.fixture(scope="module")
+def quiet_lines(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """How many lines a service that serves no request logs, libraries at their usual levels."""
+    with served(tmp_path_factory.mktemp("quiet"), library_debug=False) as server:
+        pass
+    return len(own_lines(server.text()))
+
+
+def wait_for(served: Served, text: str) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while text not in served.text():
+        assert time.monotonic() < deadline, f"no {text!r} in the log:\n{served.text()}"
+        time.sleep(0.05)
+
+
+# --- request values ---------------------------------------------------------------------
+
+
+def test_no_request_value_reaches_the_log_over_http(tmp_path: Path) -> None:
+    secret = {"x-secret": MARKER}
+    bodies = [
+        call("echo", MARKER),  # arguments that are not an object (refused by the front)
+        json.dumps(  # params the SDK refuses
+            {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": [MARKER]}}
+        ),
+        call(MARKER, {"text": MARKER}),  # an unknown tool
+        call("nap", {"seconds": MARKER}),  # an argument of the wrong type
+        call("echo", {"text": MARKER}, request_id=MARKER),  # the answer carries the value
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": MARKER, "params": {"a": MARKER}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": MARKER}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": {"id": MARKER}, "reason": MARKER},
+            }
+        ),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": MARKER, "progress": MARKER},
+            }
+        ),
+        json.dumps({"jsonrpc": "2.0", "id": MARKER, "result": {"value": MARKER}}),
+        '{"jsonrpc": "2.0", "id": 4, "method": "' + MARKER,  # not JSON
+    ]
+    refused_headers = [
+        {"host": f"{MARKER}.example"},
+        {"origin": f"http://{MARKER}.example"},
+        {"content-type": f"text/{MARKER}"},
+    ]
+    with served(tmp_path) as server:
+        for body in bodies:
+            answer = httpx.post(server.url, content=body, headers={**HEADERS, **secret})
+            assert answer.status_code < 500, answer.text
+        for header in refused_headers:
+            answer = httpx.post(server.url, content=bodies[3], headers={**HEADERS, **header})
+            assert answer.status_code in {400, 403, 415, 421}, answer.text
+    log = server.text()
+    assert " DEBUG mcp.server.lowlevel.server: " in log  # the libraries did log at DEBUG
+    assert MARKER not in log
+    assert (
+        "WARNING root: Refused a resources/read request: its params do not validate "
+        "(values not logged)" in log
+    )
+    assert "WARNING mcp.server.lowlevel.server: tools/call named a tool that is not listed" in log
+    assert (
+        "WARNING mcp.server.transport_security: Refused a request: its Host header is not "
+        "allowed" in log
+    )
+
+
+def test_no_request_value_reaches_the_log_over_stdio(tmp_path: Path) -> None:
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "log-check", "version": "1"},
+    }
+    lines = [
+        f"{MARKER} is not JSON",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": MARKER}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": initialize}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call("echo", MARKER, request_id=3),
+    ]
+    ran = subprocess.run(
+        [*launcher(tmp_path), "serve", "--transport", "stdio"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment(),
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert " DEBUG mcp.server.lowlevel.server: " in ran.stderr
+    assert MARKER not in ran.stderr
+    assert [line.split(" ", 2)[2] for line in errors_and_library_warnings(ran.stderr)] == [
+        "WARNING root: Refused a tools/call request: its params do not validate (values not logged)"
+    ]
+
+
+# --- disconnects ------------------------------------------------------------------------
+
+
+def disconnect_mid_body(server: Served) -> None:
+    with socket.create_connection(("127.0.0.1", server.port)) as client:
+        client.sendall(raw_request(server.port, '{"jsonrpc"', length=1000))
+    answer = httpx.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
+    assert "still here" in answer.text
+
+
+def disconnect_before_the_answers(server: Served) -> None:
+    """Call an async and a sync tool, and close each connection once its answer has begun."""
+    for tool in ("nap", "sync_nap"):
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            client.sendall(raw_request(server.port, call(tool, {"seconds": 1})))
+            received = b""
+            while b"\r\n\r\n" not in received:
+                chunk = client.recv(1024)
+                assert chunk, "the server closed the connection"
+                received += chunk
+            assert received.startswith(b"HTTP/1.1 200")
+        wait_for(server, f"tool={tool} outcome=")
+    answer = httpx.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
+    assert "still here" in answer.text
+
+
+@pytest.mark.parametrize("disconnect", [disconnect_mid_body, disconnect_before_the_answers])
+def test_a_client_gone_mid_request_leaves_no_error_and_no_traceback(
+    tmp_path: Path, disconnect: Callable[[Served], None]
+) -> None:
+    with served(tmp_path) as server:
+        disconnect(server)
+    log = server.text()
+    assert " DEBUG mcp.server.lowlevel.server: " in log  # the libraries did log at DEBUG
+    assert errors_and_library_warnings(log) == []
+
+
+@pytest.mark.parametrize(
+    ("disconnect", "count"), [(disconnect_mid_body, 1), (disconnect_before_the_answers, 2)]
+)
+def test_a_client_gone_mid_request_leaves_at_most_one_line(
+    tmp_path: Path, disconnect: Callable[[Served], None], count: int, quiet_lines: int
+) -> None:
+    with served(tmp_path, library_debug=False) as server:
+        disconnect(server)
+    lines = own_lines(server.text())
+    assert errors_and_library_warnings(server.text()) == []
+    assert len(lines) <= quiet_lines + count, "\n".join(lines)
+
+
+# --- the filter itself ------------------------------------------------------------------
+
+
+def test_importing_the_runtime_filters_the_library_loggers_however_logging_is_set_up() -> None:
+    program = (
+        "import logging, logging.config\n"
+        "logging.basicConfig(level=logging.DEBUG, force=True)\n"
+        "import mcp_runtime.server\n"
+        "from mcp_runtime.logs import REWRITES, RequestValuesFilter\n"
+        "logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False,\n"
+        "    'loggers': {name: {'level': 'DEBUG'} for name in REWRITES if name != 'root'}})\n"
+        "print(sorted(name for name in REWRITES if not any(\n"
+        "    isinstance(f, RequestValuesFilter) for f in logging.getLogger(name).filters)))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (ClientDisconnect(), "Client disconnected before its request body arrived"),
+        (anyio.BrokenResourceError(), "Client disconnected before its answer was sent"),
+        (BrokenPipeError(), "Client disconnected before its answer was sent"),
+        (
+            ExceptionGroup("group", [ConnectionResetError(), ClientDisconnect()]),
+            "Client disconnected before its answer was sent",
+        ),
+    ],
+)
+def test_a_disconnect_logged_with_its_traceback_becomes_one_info_line(
+    caplog: pytest.LogCaptureFixture, error: Exception, line: str
+) -> None:
+    logger = logging.getLogger("mcp.server.streamable_http")
+    with caplog.at_level(logging.DEBUG):
+        try:
+            raise error
+        except Exception:
+            logger.exception("Error in SSE writer")
+    [record] = caplog.records
+    assert (record.levelname, record.getMessage(), record.exc_info) == ("INFO", line, None)
+
+
+def test_a_server_error_keeps_its_level_and_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("mcp.server.streamable_http")
+    with caplog.at_level(logging.DEBUG):
+        try:
+            raise ValueError("a bug")
+        except ValueError:
+            logger.exception("Error handling POST request")
+    [record] = caplog.records
+    assert (record.levelname, record.getMessage()) == ("ERROR", "Error handling POST request")
+    assert record.exc_info is not None
+
+
+def test_a_line_lowered_below_its_loggers_level_is_not_written(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    logger = logging.getLogger("mcp.server.lowlevel.server")
+    with caplog.at_level(logging.WARNING, logger="mcp.server.lowlevel.server"):
+        caplog.handler.setLevel(logging.NOTSET)
+        logger.error(f"Received exception from stream: {MARKER}")
+    assert caplog.records == []
+
+
+def test_other_lines_of_the_root_logger_pass_unchanged(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        logging.warning("Failed to validate request: a line of the service's own")
+    [record] = caplog.records
+    assert record.getMessage() == "Failed to validate request: a line of the service's own"
+
+
+def test_each_library_logger_has_the_filter_once() -> None:
+    assert "root" in REWRITES
+    for name in REWRITES:
+        filters = logging.getLogger(name).filters
+        assert sum(isinstance(f, RequestValuesFilter) for f in filters) == 1, name
