@@ -4,9 +4,10 @@
 renders, scaffolds, contract snapshots), ``lint`` (this repo's Python),
 ``service`` (for each supported Python and named answer set, a rendered service's
 tests, lint, ``check`` and ``schema``, before and after scaffolding), ``update``
-(``copier update`` over a real template history) and ``clients`` (independent MCP
-clients and the conformance suite). ``nox -s benchmark`` measures what the
-contract costs.
+(``copier update`` over a real template history), ``clients`` (independent MCP
+clients and the conformance suite) and ``hostile`` (a rendered service against
+tools that misbehave and clients that break the rules). ``nox -s benchmark``
+measures what the contract costs.
 """
 
 import glob
@@ -31,7 +32,7 @@ TEMPLATE_TEST_REQUIREMENTS = ["copier>=9.4", "pytest>=8.3", "pyyaml>=6"]
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["template_tests", "lint", "service", "update", "clients"]
+nox.options.sessions = ["template_tests", "lint", "service", "update", "clients", "hostile"]
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 
@@ -51,9 +52,9 @@ def update(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff on this repository's own Python: hooks, tests, clients, benchmarks, this file."""
+    """Ruff on this repository's own Python: hooks, tests, clients, benchmarks, hostile, nox."""
     session.install("ruff>=0.11")
-    paths = ["hooks", "tests", "clients", "benchmarks", "noxfile.py"]
+    paths = ["hooks", "tests", "clients", "benchmarks", "hostile", "noxfile.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
 
@@ -100,6 +101,31 @@ def clients(session: nox.Session) -> None:
     with session.chdir(ROOT / "clients"):
         session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     in_service(session, "python", str(ROOT / "clients" / "check_service.py"), str(folder), slug)
+
+
+@nox.session
+def hostile(session: nox.Session) -> None:
+    """A rendered service serving the hostile toolset, against the hostile suite (hostile/).
+
+    The suite runs inside the service, in its own environment; it starts the service's
+    ``serve`` command itself, once per module and setting.
+    """
+    session.install("copier>=9.4")
+    folder = render_hostile(session)
+    with session.chdir(folder):
+        uv = ["uv", "--quiet"]
+        in_service(session, *uv, "sync", "--python", interpreter(PYTHONS[0]))
+        suite = ["pytest", "-p", "no:cacheprovider", str(ROOT / "hostile"), *session.posargs]
+        in_service(session, *uv, "run", "--with", "rfc3339-validator", *suite)
+
+
+def render_hostile(session: nox.Session) -> Path:
+    """A service rendered with the default answers, serving ``hostile/toolset.py`` too."""
+    folder = render(session, {})
+    package = read_answers(folder)["package_name"]
+    toolsets = folder / "src" / package / "toolsets"
+    shutil.copyfile(ROOT / "hostile" / "toolset.py", toolsets / "hostile.py")
+    return folder
 
 
 @nox.session

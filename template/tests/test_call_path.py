@@ -183,7 +183,7 @@ async def test_sync_tool_past_the_timeout_answers_at_the_deadline() -> None:
 async def test_a_hung_sync_tool_keeps_its_thread_until_it_returns(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    caplog.set_level(logging.INFO, logger="mcp_runtime")
     threads = ToolThreads(size=2)
     release = threading.Event()
     for busy in (1, 2):
@@ -207,6 +207,11 @@ async def test_a_hung_sync_tool_keeps_its_thread_until_it_returns(
     ]
     assert len(lines) == 4
     assert all(line.startswith("tool hung returned ") for line in lines[2:])
+    [exhausted] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert exhausted.getMessage() == (
+        "all 2 tool threads are taken by sync tools still running: new sync calls wait for "
+        "one to return (readiness answers 503 meanwhile)"
+    )
 
 
 async def test_tool_threads_carry_the_calls_context() -> None:

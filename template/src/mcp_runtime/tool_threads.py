@@ -87,13 +87,19 @@ class ToolThreads:
                 job.abandoned = not job.finished
                 running = job.running and job.abandoned
             if running:
-                logger.warning(
+                logger.info(
                     "tool %s is still running after its call ended: its thread stays taken "
                     "until the function returns (%d of %d threads busy)",
                     name,
                     self._busy,
                     self.size,
                 )
+                if self.exhausted:
+                    logger.warning(
+                        "all %d tool threads are taken by sync tools still running: new sync "
+                        "calls wait for one to return (readiness answers 503 meanwhile)",
+                        self.size,
+                    )
             raise
         if not ok:
             # Raised here rather than carried by the future: a GeneratorExit coming out
@@ -140,7 +146,7 @@ class ToolThreads:
         with self._lock:
             job.finished = True
         if job.abandoned:
-            logger.warning(
+            logger.info(
                 "tool %s returned after its call had ended (%.1f s after it was called); "
                 "its thread is free again",
                 job.name,

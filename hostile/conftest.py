@@ -1,0 +1,27 @@
+"""Fixtures of the hostile suite: real servers, one set per test module."""
+
+from collections.abc import Iterator
+
+import pytest
+from harness import Launcher, Server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run async tests on asyncio, as the service does."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    """Start a server with the given settings; every one is stopped when the module ends."""
+    started: list[Server] = []
+
+    def start(**env: str) -> Server:
+        server = Server(env, tmp_path_factory.mktemp("server"))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()

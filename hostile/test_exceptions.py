@@ -1,0 +1,50 @@
+"""Whatever a tool raises, its call gets exactly one answer and the server keeps serving.
+
+An unexpected exception is masked: the answer names the tool and an error id, never
+the exception's text; a ``ToolException`` message is sent as written.
+"""
+
+import pytest
+from harness import MASKED, Launcher, Server, Slot, error_text, toolset
+
+UNEXPECTED = [
+    "system_exit",
+    "keyboard_interrupt",
+    "base_exception",
+    "generator_exit",
+    "unprintable",
+    "cancelled",
+    "runtime_secret",
+]
+
+
+@pytest.fixture(scope="module")
+def slot(launch: Launcher) -> Slot:
+    return Slot(launch, MCP_CALL_TIMEOUT="5")
+
+
+@pytest.fixture
+def server(slot: Slot) -> Server:
+    return slot.healthy()
+
+
+@pytest.mark.parametrize("kind", UNEXPECTED)
+@pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
+def test_an_unexpected_exception_gets_one_masked_answer(
+    server: Server, tool: str, kind: str
+) -> None:
+    answer = server.call(tool, {"kind": kind})
+    assert answer.status == 200, answer
+    assert answer.body.strip(), "an empty body"
+    text = error_text(answer.result)
+    match = MASKED.fullmatch(text)
+    assert match, f"not the masked message: {text!r}"
+    assert match["tool"] == tool
+    server.assert_alive()
+
+
+@pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
+def test_a_tool_exception_message_passes_through(server: Server, tool: str) -> None:
+    answer = server.call(tool, {"kind": "tool_exception"})
+    assert error_text(answer.result) == toolset().REFUSAL
+    server.assert_alive()
