@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
@@ -460,17 +460,23 @@ def describe_validation_error(
 def property_names(schema: object) -> set[str]:
     """Every key an object in ``schema`` declares, at any depth."""
     names: set[str] = set()
-    pending = [schema]
+    for node in _mappings(schema):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            names.update(properties)
+    return names
+
+
+def _mappings(tree: object) -> Iterator[dict[Any, Any]]:
+    """Every dict in a tree of dicts, lists and tuples (a JSON or a core schema)."""
+    pending = [tree]
     while pending:
         node = pending.pop()
         if isinstance(node, dict):
-            properties = node.get("properties")
-            if isinstance(properties, dict):
-                names.update(properties)
+            yield node
             pending.extend(node.values())
-        elif isinstance(node, list):
+        elif isinstance(node, list | tuple):
             pending.extend(node)
-    return names
 
 
 def _inspect(
@@ -654,18 +660,11 @@ def _build_contract(
 
 def naive_time_types(core_schema: object) -> set[str]:
     """The time types in a pydantic core schema that accept values without a UTC offset."""
-    found: set[str] = set()
-    pending = [core_schema]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            kind = node.get("type")
-            if kind in ("datetime", "time") and node.get("tz_constraint") in (None, "naive"):
-                found.add(f"`{kind}`")
-            pending.extend(node.values())
-        elif isinstance(node, list | tuple):
-            pending.extend(node)
-    return found
+    return {
+        f"`{node['type']}`"
+        for node in _mappings(core_schema)
+        if node.get("type") in ("datetime", "time") and node.get("tz_constraint") in (None, "naive")
+    }
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
