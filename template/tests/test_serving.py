@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import httpx
@@ -37,8 +37,6 @@ LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 SERVE = [sys.executable, "-m", "mcp_runtime", "serve"]
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 WAIT_SECONDS = 30.0
-
-T = TypeVar("T")
 
 
 @tool
@@ -264,7 +262,7 @@ async def test_each_call_logs_one_line(
 # --- connection limits: real sockets against a real serve process -------------------
 
 
-def eventually(check: Callable[[], T | None], what: str) -> T:
+def eventually(check: Callable[[], Any], what: str) -> Any:
     """The first value of ``check()`` that is not None, polling for up to WAIT_SECONDS."""
     deadline = time.monotonic() + WAIT_SECONDS
     while (value := check()) is None:
