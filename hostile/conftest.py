@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 
 import pytest
-from harness import Launcher, Server
+from harness import Launcher, Server, Slot
 
 
 @pytest.fixture
@@ -25,3 +25,15 @@ def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
     yield start
     for server in started:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def slot(launch: Launcher) -> Slot:
+    """The module's server, restarted when a test left it broken (modules override the settings)."""
+    return Slot(launch, MCP_CALL_TIMEOUT="5")
+
+
+@pytest.fixture
+def server(slot: Slot) -> Server:
+    """The module's server, healthy."""
+    return slot.healthy()

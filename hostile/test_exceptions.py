@@ -5,7 +5,7 @@ the exception's text; a ``ToolException`` message is sent as written.
 """
 
 import pytest
-from harness import MASKED, Launcher, Server, Slot, error_text, toolset
+from harness import MASKED, Server, error_text, toolset
 
 UNEXPECTED = [
     "system_exit",
@@ -16,16 +16,6 @@ UNEXPECTED = [
     "cancelled",
     "runtime_secret",
 ]
-
-
-@pytest.fixture(scope="module")
-def slot(launch: Launcher) -> Slot:
-    return Slot(launch, MCP_CALL_TIMEOUT="5")
-
-
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
 
 
 @pytest.mark.parametrize("kind", UNEXPECTED)

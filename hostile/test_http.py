@@ -25,11 +25,6 @@ def slot(launch: Launcher) -> Slot:
     )
 
 
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
-
-
 def test_get_on_the_mcp_endpoint_is_405_when_stateless(server: Server) -> None:
     headers = {"accept": "text/event-stream", "mcp-protocol-version": PROTOCOL}
     with (

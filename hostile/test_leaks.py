@@ -32,11 +32,6 @@ def slot(launch: Launcher) -> Slot:
     return Slot(launch, MCP_LOG_LEVEL="DEBUG", MCP_CALL_TIMEOUT="5")
 
 
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
-
-
 @pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
 async def test_an_unexpected_error_is_masked_and_logged_under_its_id(
     server: Server, tool: str

@@ -20,11 +20,6 @@ def slot(launch: Launcher) -> Slot:
     return Slot(launch, MCP_CALL_TIMEOUT=str(TIMEOUT))
 
 
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
-
-
 CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("hello", {"name": "Ada"}, "ok"),
     ("echo", {"text": " "}, "tool_error"),

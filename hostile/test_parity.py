@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from harness import Launcher, Server, Slot, client_call, error_text, toolset
+from harness import Server, client_call, error_text, toolset
 from langchain_core.tools import BaseTool, ToolException
 
 pytestmark = pytest.mark.anyio
@@ -33,16 +33,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("echo", {"text": " "}),
     ("refuse", {}),
 ]
-
-
-@pytest.fixture(scope="module")
-def slot(launch: Launcher) -> Slot:
-    return Slot(launch, MCP_CALL_TIMEOUT="5")
-
-
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
 
 
 def tool_named(name: str) -> BaseTool:

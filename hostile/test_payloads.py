@@ -8,20 +8,10 @@ a deep recursive result is sent valid or refused, never lost.
 from typing import Any
 
 import pytest
-from harness import Launcher, Server, Slot, client_call, error_text, violation_prefix
+from harness import Server, client_call, error_text, violation_prefix
 from jsonschema import Draft202012Validator
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def slot(launch: Launcher) -> Slot:
-    return Slot(launch, MCP_CALL_TIMEOUT="5")
-
-
-@pytest.fixture
-def server(slot: Slot) -> Server:
-    return slot.healthy()
 
 
 def call_body(arguments: str) -> bytes:
