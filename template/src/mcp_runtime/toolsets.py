@@ -18,7 +18,14 @@ from langchain_core.tools import BaseTool
 
 from mcp_runtime.violations import ContractViolation
 
-__all__ = ["ENTRY_POINT_GROUP", "Service", "ServiceNotFoundError", "Toolset", "find_service"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Service",
+    "ServiceNotFoundError",
+    "Toolset",
+    "find_service",
+    "toolset_name",
+]
 
 ENTRY_POINT_GROUP = "mcp_runtime.service"
 
@@ -48,6 +55,11 @@ class Service:
         return load_toolsets(self.toolsets_package)
 
 
+def toolset_name(module: str) -> str:
+    """The toolset a module of the toolsets package serves: ``weather_data`` is ``weather-data``."""
+    return module.replace("_", "-")
+
+
 def find_service() -> Service:
     """The one service registered in this environment's ``mcp_runtime.service`` group."""
     found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name)
@@ -74,7 +86,7 @@ def load_toolsets(package: str) -> tuple[list[Toolset], list[ContractViolation]]
     for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda item: item.name):
         if info.name.startswith("_"):
             continue
-        name = info.name.replace("_", "-")
+        name = toolset_name(info.name)
         module_name = f"{package}.{info.name}"
 
         def report(problem: str, fix: str, toolset: str = name) -> None:

@@ -13,7 +13,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp_runtime.contract_snapshot import SNAPSHOT, compare, contract_of, read_snapshot, report
 from mcp_runtime.toolsets import find_service
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WRITE = f"uv run {find_service().name} contract --write"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_runtime import scaffold
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def snapshot() -> dict[str, str]:

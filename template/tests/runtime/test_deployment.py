@@ -17,7 +17,7 @@ from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import serve_http
 from mcp_runtime.toolsets import find_service
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PORT = ServiceSettings.model_fields["port"].default
 NAME = find_service().name
 

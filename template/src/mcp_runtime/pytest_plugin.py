@@ -1,0 +1,35 @@
+"""The runtime's pytest fixtures, for the service's tests and the runtime's own.
+
+Loaded by ``-p mcp_runtime.pytest_plugin`` in ``pyproject.toml``, so that
+``tests/conftest.py`` stays the service team's file.
+"""
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from mcp.server.fastmcp import FastMCP
+
+from mcp_runtime.server import build_server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run async tests on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def server() -> FastMCP:
+    """The service's server, with every toolset, built through the startup gate."""
+    return build_server()
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """Undo the logging set-up a test's command-line run makes."""
+    root = logging.getLogger()
+    runtime = logging.getLogger("mcp_runtime")
+    saved = (list(root.handlers), root.level, runtime.level)
+    yield
+    root.handlers[:], root.level, runtime.level = saved[0], saved[1], saved[2]
