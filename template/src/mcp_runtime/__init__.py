@@ -3,7 +3,7 @@
 Owned by the template and updated by ``copier update``; do not edit it in a service.
 """
 
-from mcp_runtime.fastmcp_output import to_fastmcp
+from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.request_headers import request_header, using_headers
 from mcp_runtime.server import build_server
 from mcp_runtime.tool_result import ToolError, ToolResult, is_error

@@ -23,10 +23,10 @@ import logging
 import re
 
 import anyio
-from mcp.server.fastmcp import FastMCP
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.sdk import FastMCP, served_tool_names
 from mcp_runtime.settings import ServiceSettings, load_settings
 from mcp_runtime.tool_threads import TOOL_THREADS
 
@@ -57,7 +57,7 @@ def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "Servi
     settings = settings or ServiceSettings()
     return ServiceApp(
         server.streamable_http_app(),
-        tools=len(server._tool_manager.list_tools()),
+        tools=len(served_tool_names(server)),
         max_body=server.settings.max_request_body_size,
         max_depth=settings.max_json_depth,
         read_timeout=settings.read_timeout,

@@ -8,8 +8,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from mcp.server.fastmcp import FastMCP
 
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import build_server
 
 

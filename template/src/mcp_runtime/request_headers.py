@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from mcp.server.lowlevel.server import request_ctx
+from mcp_runtime.sdk import request_headers
 
 __all__ = ["request_header", "using_headers"]
 
@@ -23,9 +23,7 @@ def request_header(name: str) -> str | None:
     if override is not None:
         wanted = name.lower()
         return next((v for k, v in override.items() if k.lower() == wanted), None)
-    context = request_ctx.get(None)
-    request = getattr(context, "request", None)
-    headers = getattr(request, "headers", None)
+    headers = request_headers()
     if headers is None:
         return None
     value = headers.get(name)

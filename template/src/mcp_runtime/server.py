@@ -2,19 +2,17 @@
 
 from collections.abc import Sequence
 
-from mcp.server.fastmcp import FastMCP
-from mcp.server.transport_security import TransportSecuritySettings
-
-from mcp_runtime.fastmcp_output import CallPolicy, ContractTool, to_fastmcp
+from mcp_runtime.contract_tool import CallPolicy
+from mcp_runtime.gate import convert_toolsets, toolset_violations
+from mcp_runtime.sdk import FastMCP, TransportSecuritySettings
 from mcp_runtime.settings import ServiceSettings, load_settings
 from mcp_runtime.tool_threads import TOOL_THREADS
 from mcp_runtime.toolsets import Service, Toolset, find_service
-from mcp_runtime.violations import ContractError, ContractViolation
+from mcp_runtime.violations import ContractViolation
 
 __all__ = [
     "UnknownToolsetError",
     "build_server",
-    "convert_toolsets",
     "create_server",
     "transport_security",
 ]
@@ -35,17 +33,18 @@ def build_server(
     """
     service = service or find_service()
     settings = settings or load_settings()
-    loaded, violations = service.load_toolsets()
+    loaded, broken = service.load_toolsets()
     if settings.toolsets:
-        known = {toolset.name for toolset in loaded} | {v.toolset for v in violations}
+        known = {toolset.name for toolset in loaded} | {toolset.name for toolset in broken}
         unknown = sorted(set(settings.toolsets) - known)
         if unknown:
             raise UnknownToolsetError(
                 f"bad setting MCP_TOOLSETS: no toolset {', '.join(unknown)}; the service has "
-                f"{', '.join(sorted(n for n in known if n))}."
+                f"{', '.join(sorted(known))}."
             )
         loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
-        violations = [v for v in violations if v.toolset in settings.toolsets]
+        broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
+    violations = toolset_violations(broken)
     return create_server(service.name, loaded, violations=violations, settings=settings)
 
 
@@ -91,36 +90,3 @@ def transport_security(settings: ServiceSettings) -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
-
-
-def convert_toolsets(
-    toolsets: Sequence[Toolset],
-    *,
-    violations: Sequence[ContractViolation] = (),
-    policy: CallPolicy | None = None,
-) -> list[ContractTool]:
-    """Every tool of ``toolsets`` converted; raises one error listing every violation."""
-    found = list(violations)
-    converted: list[ContractTool] = []
-    owners: dict[str, str] = {}
-    for toolset in toolsets:
-        for tool in toolset.tools:
-            if tool.name in owners:
-                found.append(
-                    ContractViolation(
-                        tool.name,
-                        toolset.name,
-                        "tool-name",
-                        f"the name {tool.name!r} is already used by toolset {owners[tool.name]!r}",
-                        "give every tool a name of its own",
-                    )
-                )
-                continue
-            owners[tool.name] = toolset.name
-            try:
-                converted.append(to_fastmcp(tool, toolset=toolset.name, policy=policy))
-            except ContractError as exc:
-                found.extend(exc.violations)
-    if found:
-        raise ContractError(found)
-    return converted

@@ -27,8 +27,9 @@ from pathlib import Path
 import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
+
+from mcp_runtime.sdk import FastMCP
 
 __all__ = ["RunningServer", "connect", "connect_http", "free_port", "run_server", "serve_http"]
 

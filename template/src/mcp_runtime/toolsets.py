@@ -16,10 +16,9 @@ from typing import TypeGuard
 
 from langchain_core.tools import BaseTool
 
-from mcp_runtime.violations import ContractViolation
-
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "BrokenToolset",
     "Service",
     "ServiceNotFoundError",
     "Toolset",
@@ -39,8 +38,16 @@ class Toolset:
     """A module of the toolsets package and the tools it serves."""
 
     name: str
-    module: str
     tools: tuple[BaseTool, ...]
+
+
+@dataclass(frozen=True)
+class BrokenToolset:
+    """A toolsets module that cannot serve: its import ``error``, or None for no ``TOOLS``."""
+
+    name: str
+    module: str
+    error: Exception | None
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,8 @@ class Service:
     name: str
     toolsets_package: str
 
-    def load_toolsets(self) -> tuple[list[Toolset], list[ContractViolation]]:
-        """Import every toolset; a module that cannot serve is a violation, not a crash."""
+    def load_toolsets(self) -> tuple[list[Toolset], list[BrokenToolset]]:
+        """Import every toolset; a module that cannot serve is reported, not a crash."""
         return load_toolsets(self.toolsets_package)
 
 
@@ -78,37 +85,26 @@ def find_service() -> Service:
     return Service(name=found[0].name, toolsets_package=found[0].value)
 
 
-def load_toolsets(package: str) -> tuple[list[Toolset], list[ContractViolation]]:
+def load_toolsets(package: str) -> tuple[list[Toolset], list[BrokenToolset]]:
     """Import every public module of ``package`` and collect its ``TOOLS``."""
     root = importlib.import_module(package)
     toolsets: list[Toolset] = []
-    violations: list[ContractViolation] = []
+    broken: list[BrokenToolset] = []
     for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda item: item.name):
         if info.name.startswith("_"):
             continue
-        name = toolset_name(info.name)
-        module_name = f"{package}.{info.name}"
-
-        def report(problem: str, fix: str, toolset: str = name) -> None:
-            violations.append(ContractViolation(None, toolset, "toolset", problem, fix))
-
+        name, module_name = toolset_name(info.name), f"{package}.{info.name}"
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:
-            report(
-                f"`{module_name}` cannot be imported ({type(exc).__name__}: {exc})",
-                f"run `python -c 'import {module_name}'` to see the full error",
-            )
+            broken.append(BrokenToolset(name, module_name, exc))
             continue
         tools = getattr(module, "TOOLS", None)
-        if not _is_tool_list(tools):
-            report(
-                f"`{module_name}` has no `TOOLS` list of LangChain tools",
-                "end the module with `TOOLS = [my_tool, ...]`, each made with @tool",
-            )
-            continue
-        toolsets.append(Toolset(name=name, module=module_name, tools=tuple(tools)))
-    return toolsets, violations
+        if _is_tool_list(tools):
+            toolsets.append(Toolset(name, tuple(tools)))
+        else:
+            broken.append(BrokenToolset(name, module_name, None))
+    return toolsets, broken
 
 
 def _is_tool_list(tools: object) -> TypeGuard[Sequence[BaseTool]]:

@@ -50,7 +50,7 @@ def app() -> ServiceApp:
     """The app factory: the slow toolset, as the environment's settings say."""
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
-    toolset = Toolset("slow", "slow_service", (hold, hold_thread))
+    toolset = Toolset("slow", (hold, hold_thread))
     return http_app(create_server("slow-service", [toolset], settings=settings), settings)
 
 

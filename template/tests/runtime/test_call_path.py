@@ -10,13 +10,14 @@ from typing import Any, NotRequired
 import anyio
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
-from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolResult
-from mcp_runtime.fastmcp_output import CallPolicy, to_fastmcp
+from mcp_runtime.contract_tool import CallPolicy
+from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import connect
@@ -71,9 +72,7 @@ async def call(tool: BaseTool, arguments: dict[str, Any] | None = None, **policy
 
 
 def server_of(*tools: BaseTool, **settings: Any) -> FastMCP:
-    return create_server(
-        "calls", [Toolset("calls", "tests", tools)], settings=ServiceSettings(**settings)
-    )
+    return create_server("calls", [Toolset("calls", tools)], settings=ServiceSettings(**settings))
 
 
 def outcomes(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:

@@ -1,17 +1,21 @@
 """The startup gate, run on every tool of every toolset: CI fails where serving would."""
 
+from pathlib import Path
+
 import pytest
 from langchain_core.tools import BaseTool
 
 from mcp_runtime import build_server, to_fastmcp
+from mcp_runtime.gate import RULES, toolset_violations
+from mcp_runtime.sdk import served_tool_names
 from mcp_runtime.toolsets import Toolset, find_service
 
 SERVICE = find_service()
-TOOLSETS, LOAD_VIOLATIONS = SERVICE.load_toolsets()
+TOOLSETS, BROKEN = SERVICE.load_toolsets()
 
 
 def test_every_toolset_loads() -> None:
-    assert [str(violation) for violation in LOAD_VIOLATIONS] == []
+    assert [str(violation) for violation in toolset_violations(BROKEN)] == []
     assert TOOLSETS, "the service has no toolset"
 
 
@@ -28,5 +32,16 @@ def test_tool_keeps_the_contract(toolset: Toolset, tool: BaseTool) -> None:
 
 def test_server_builds_through_the_gate() -> None:
     server = build_server()
-    served = {tool.name for tool in server._tool_manager.list_tools()}
+    served = set(served_tool_names(server))
     assert served == {tool.name for toolset in TOOLSETS for tool in toolset.tools}
+
+
+def test_the_readme_lists_every_rule_of_the_gate() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### The rules the gate enforces", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = {}
+    for row in rows:
+        rule, requirement = row.strip("|").split(" | ", 1)
+        listed[rule.strip(" `")] = requirement.strip().replace("\\|", "|")
+    assert listed == RULES

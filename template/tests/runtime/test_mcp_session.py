@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from mcp.server.fastmcp import FastMCP
 from mcp.types import TextContent
 
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio

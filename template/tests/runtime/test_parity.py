@@ -1,15 +1,17 @@
 """A tool answers over MCP as it answers through ``ainvoke`` in-process (in a LangGraph
 agent, say): the same validators, bounds, defaults, injected config and failures."""
 
-from typing import Annotated, Any, NotRequired
+import inspect
+from typing import Annotated, Any, Literal, NotRequired
 
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
+from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
 
-from mcp_runtime import ToolResult
+from mcp_runtime import ToolResult, to_fastmcp
 from mcp_runtime.server import create_server
 from mcp_runtime.testing import connect
 from mcp_runtime.toolsets import Toolset
@@ -153,7 +155,7 @@ def over_mcp(result: CallToolResult) -> tuple[bool, Any]:
 async def test_a_tool_answers_over_mcp_as_in_process(
     tool: BaseTool, arguments: dict[str, Any]
 ) -> None:
-    server = create_server("parity", [Toolset("parity", "tests", (tool,))])
+    server = create_server("parity", [Toolset("parity", (tool,))])
     async with connect(server) as session:
         answer = await session.call_tool(tool.name, arguments)
     failed, value = await in_process(tool, arguments)
@@ -167,7 +169,7 @@ async def test_a_tool_answers_over_mcp_as_in_process(
 
 
 async def test_validators_of_the_args_schema_run_over_mcp() -> None:
-    server = create_server("parity", [Toolset("parity", "tests", (shout, bounded))])
+    server = create_server("parity", [Toolset("parity", (shout, bounded))])
     async with connect(server) as session:
         shouted = await session.call_tool("shout", {"name": "ada"})
         blank = await session.call_tool("shout", {"name": " "})
@@ -183,9 +185,69 @@ async def test_validators_of_the_args_schema_run_over_mcp() -> None:
 
 
 async def test_a_runnable_config_parameter_is_injected_and_never_advertised() -> None:
-    server = create_server("parity", [Toolset("parity", "tests", (configured,))])
+    server = create_server("parity", [Toolset("parity", (configured,))])
     async with connect(server) as session:
         listing = await session.list_tools()
         answer = await session.call_tool("configured", {"name": "Ada"})
     assert listing.tools[0].inputSchema["properties"].keys() == {"name"}
     assert answer.structuredContent == {"message": "Ada tags=", "name": "Ada"}
+
+
+class Shapes(BaseModel):
+    """Arguments of many shapes."""
+
+    query: str = Field(description="What to look for.", min_length=1, max_length=50)
+    tags: list[str] = Field(default_factory=list, title="Tag list", examples=[["a"]])
+    mode: Literal["fast", "full"] = "fast"
+    limit: int | None = Field(default=None, alias="max", json_schema_extra={"x-unit": "rows"})
+    person: Nested | None = None
+
+
+@tool(args_schema=Shapes)
+def shaped(query: str, tags: list[str], mode: str, limit: int | None, person: Any) -> NameResult:
+    """Look things up, with arguments of many shapes."""
+    return NameResult(message=query)
+
+
+@tool(parse_docstring=True)
+def documented(city: str, days: int = 3) -> NameResult:
+    """Forecast the weather.
+
+    Args:
+        city: The city to forecast.
+        days: How many days ahead.
+    """
+    return NameResult(message=city)
+
+
+class Documented(BaseModel):
+    """A model whose own docstring is not the tool's description."""
+
+    city: str = Field(description="The city.")
+    when: list[Nested] = Field(default_factory=list)
+
+
+def look_up(city: str, when: list[Nested]) -> NameResult:
+    """Look a city up."""
+    return NameResult(message=city)
+
+
+SCHEMA_CORPUS = [
+    *{id(tool): tool for tool, _ in CORPUS}.values(),
+    shaped,
+    documented,
+    StructuredTool.from_function(
+        look_up,
+        name="renamed",
+        description="  A description\n    written with an indent.",
+        args_schema=Documented,
+    ),
+    StructuredTool.from_function(look_up, name="renamed_plain", description="Again."),
+]
+
+
+@pytest.mark.parametrize("tool", SCHEMA_CORPUS, ids=lambda tool: tool.name)
+def test_a_tool_is_listed_as_langchain_mcp_adapters_lists_it(tool: BaseTool) -> None:
+    ours, theirs = to_fastmcp(tool), upstream_to_fastmcp(tool)
+    assert (ours.name, ours.parameters) == (theirs.name, theirs.parameters)
+    assert ours.description == inspect.cleandoc(theirs.description)

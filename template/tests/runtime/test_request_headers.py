@@ -40,7 +40,7 @@ async def caller() -> CallerResult:
 def url() -> Iterator[str]:
     """A real uvicorn server on a loopback port serving the ``caller`` tool."""
     port = free_port()
-    server = create_server("headers", [Toolset("headers", "tests", (caller,))])
+    server = create_server("headers", [Toolset("headers", (caller,))])
     config = uvicorn.Config(http_app(server), host="127.0.0.1", port=port, log_level="warning")
     uvicorn_server = uvicorn.Server(config)
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)

@@ -50,7 +50,7 @@ class ThreadedServer:
     """A real uvicorn server on a loopback port, in a thread, serving the ``nap`` tool."""
 
     def __init__(self, settings: ServiceSettings) -> None:
-        server = create_server("serving", [Toolset("serving", "tests", (nap,))], settings=settings)
+        server = create_server("serving", [Toolset("serving", (nap,))], settings=settings)
         self.port = free_port()
         config = uvicorn.Config(
             http_app(server),
@@ -191,7 +191,7 @@ def test_health_and_readiness_endpoints() -> None:
 
 
 async def test_not_ready_until_the_app_has_started() -> None:
-    app = http_app(create_server("serving", [Toolset("serving", "tests", (nap,))]))
+    app = http_app(create_server("serving", [Toolset("serving", (nap,))]))
     transport = httpx.ASGITransport(app=app)  # no lifespan: the app never starts
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         ready = await client.get("/readyz")

@@ -13,8 +13,7 @@ from pydantic import AwareDatetime, BaseModel
 from typing_extensions import TypedDict
 
 from mcp_runtime import ContractError, ToolError, ToolResult, to_fastmcp
-from mcp_runtime.fastmcp_output import tool_violations
-from mcp_runtime.server import convert_toolsets
+from mcp_runtime.gate import convert_toolsets, tool_violations
 from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
@@ -224,7 +223,7 @@ async def test_undeclared_keys_are_dropped_from_tool_error() -> None:
 
 
 async def test_missing_message_breaks_the_contract(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="mcp_runtime.fastmcp_output"):
+    with caplog.at_level(logging.ERROR, logger="mcp_runtime.output_contract"):
         result = await call(tool_returning({"count": 2}))
     assert result.isError is True
     assert result.structuredContent is None
@@ -540,8 +539,8 @@ def test_gate_accepts_longest_name() -> None:
 
 
 def test_gate_rejects_duplicate_names() -> None:
-    first = Toolset("one", "samples.one", (tool_returning(None),))
-    second = Toolset("two", "samples.two", (tool_returning(None),))
+    first = Toolset("one", (tool_returning(None),))
+    second = Toolset("two", (tool_returning(None),))
     with pytest.raises(ContractError) as caught:
         convert_toolsets([first, second])
     assert [(v.toolset, v.tool, v.rule) for v in caught.value.violations] == [
@@ -568,7 +567,7 @@ def test_gate_reports_every_violation_at_once() -> None:
 
     optional = tool_returning(None, ItemResult | None)
     optional.name = "optional"
-    toolset = Toolset("mixed", "samples.mixed", (unannotated, optional, tool_returning(None)))
+    toolset = Toolset("mixed", (unannotated, optional, tool_returning(None)))
     with pytest.raises(ContractError) as caught:
         convert_toolsets([toolset])
     assert [(v.tool, v.rule) for v in caught.value.violations] == [

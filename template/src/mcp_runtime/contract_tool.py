@@ -1,0 +1,227 @@
+"""The served tool: how every call of a LangChain tool is answered over MCP.
+
+- arguments are parsed the tool's own way (its ``args_schema``, validators
+  included), so a tool answers over MCP as ``ainvoke`` answers in-process;
+- every call gets exactly one answer, whatever the tool raises (``BaseException``
+  included): an unexpected exception answers a generic message with an error id
+  that the log repeats beside the traceback (unless masking is off), while
+  ``ToolException`` messages pass through as written;
+- a returned value is checked by the tool's :class:`OutputContract`; a returned
+  ``ToolError``, a result that breaks the annotation, bad arguments, a deadline
+  and a shutdown all answer ``isError: true``;
+- every call logs one line: the tool, the outcome and the duration.
+"""
+
+import asyncio
+import inspect
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools.base import _get_runnable_config_param
+from mcp.types import CallToolResult
+from pydantic import ConfigDict, Field, ValidationError
+
+from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.logs import log_call
+from mcp_runtime.output_contract import (
+    DEFAULT_MAX_DEPTH,
+    OutputContract,
+    describe_validation_error,
+    error_result,
+)
+from mcp_runtime.sdk import SDKTool, SDKToolError, UrlElicitationRequiredError, pre_parse_json
+from mcp_runtime.tool_threads import TOOL_THREADS
+
+__all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
+
+logger = logging.getLogger(__name__)
+
+# Exceptions whose message a tool writes for its caller: sent as written.
+TOOL_REPORTED = (ToolException, SDKToolError)
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How calls are answered: the deadline, error masking, and the deepest result sent."""
+
+    timeout: float | None = None
+    mask_errors: bool = True
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+class ToolCaller:
+    """Calls one LangChain tool as ``ainvoke`` would, its arguments parsed the tool's own way.
+
+    Parsing is the tool's (its ``args_schema`` with every validator), so a tool answers
+    over MCP as it does in-process. A plain ``@tool`` function is then called directly:
+    ``ainvoke`` would only add its run machinery (about 300 microseconds a call) around
+    the same call. A tool that uses that machinery (callbacks, tracing, error handlers,
+    artifacts, a ``RunnableConfig``, ``run_manager`` or ``callbacks`` parameter) goes
+    through ``ainvoke`` itself. Sync tools run in :data:`TOOL_THREADS`, with the
+    request's context, so they never block the server and their calls keep deadlines.
+    """
+
+    def __init__(self, tool: BaseTool, argument_names: frozenset[str] = frozenset()) -> None:
+        self.tool = tool
+        self.argument_names = argument_names  # declared keys, named in error messages
+        self.function = _plain_function(tool)
+        if isinstance(tool, StructuredTool):
+            self.is_async = tool.coroutine is not None
+        else:
+            self.is_async = type(tool)._arun is not BaseTool._arun
+
+    def parse(self, arguments: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments; raises ``ValidationError`` for bad ones."""
+        return self.tool._to_args_and_kwargs(arguments, None)
+
+    async def call(
+        self, arguments: dict[str, Any], parsed: tuple[tuple[Any, ...], dict[str, Any]]
+    ) -> Any:
+        """Call the tool: ``arguments`` as the client sent them, ``parsed`` by :meth:`parse`."""
+        if self.function is None:
+            if self.is_async:
+                return await self.tool.ainvoke(arguments)
+            return await TOOL_THREADS.run(self.tool.name, self.tool.invoke, arguments)
+        args, kwargs = parsed
+        if self.is_async:
+            return await self.function(*args, **kwargs)
+        return await TOOL_THREADS.run(self.tool.name, self.function, *args, **kwargs)
+
+
+class ContractTool(SDKTool):
+    """A FastMCP tool that answers every call as its :class:`OutputContract` says.
+
+    Built by the gate (:func:`mcp_runtime.gate.to_fastmcp`), complete when constructed.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    contract: OutputContract = Field(exclude=True, repr=False)
+    caller: ToolCaller = Field(exclude=True, repr=False)
+    policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
+
+    async def run(
+        self,
+        arguments: dict[str, Any],
+        context: Any = None,
+        convert_result: bool = False,
+    ) -> CallToolResult:
+        """Validate the arguments, call the tool and answer with a contract-checked result.
+
+        Logs one line: the tool, the outcome and the duration (never arguments or
+        values); a call cut short by its client leaves the outcome ``cancelled``.
+        """
+        started = time.perf_counter()
+        outcome = "cancelled"
+        try:
+            result, outcome = await self._answer(arguments)
+        finally:
+            log_call(self.name, outcome, time.perf_counter() - started)
+        return result
+
+    async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
+        arguments = pre_parse_json(self.fn_metadata, arguments)
+        try:
+            parsed = self.caller.parse(arguments)
+        except ValidationError as exc:
+            problems = describe_validation_error(exc, self.caller.argument_names)
+            message = f"Invalid arguments for tool '{self.name}': {problems}"
+            return error_result(message), "bad_arguments"
+        with IN_FLIGHT.call() as shutdown, anyio.move_on_after(self.policy.timeout) as deadline:
+            try:
+                value = await self.caller.call(arguments, parsed)
+            except UrlElicitationRequiredError:
+                raise
+            except BaseException as exc:
+                if _is_cancellation(exc):
+                    raise
+                return self._exception_answer(exc)
+        if shutdown.cancelled_caught:
+            message = (
+                f"Tool '{self.name}' was stopped because the service is shutting down: "
+                "call it again."
+            )
+            return error_result(message), "shutdown"
+        if deadline.cancelled_caught:
+            message = (
+                f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "
+                "try again later, or ask for less at once."
+            )
+            return error_result(message), "timeout"
+        result = self.contract.to_call_result(value, max_depth=self.policy.max_depth)
+        if result.structuredContent is None:
+            return result, "contract_violation"
+        return result, "tool_error" if result.isError else "ok"
+
+    def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, str]:
+        """``isError`` for a raised exception: a tool's own message, or a masked one."""
+        if isinstance(exc, TOOL_REPORTED):
+            message = _safe_str(exc) or f"Tool '{self.name}' failed."
+            return error_result(message), "tool_error"
+        error_id = secrets.token_hex(6)
+        logger.error(
+            "tool %s raised %s (error id %s)",
+            self.name,
+            type(exc).__name__,
+            error_id,
+            exc_info=exc,
+        )
+        if self.policy.mask_errors:
+            message = (
+                f"Tool '{self.name}' failed with an unexpected error (error id {error_id}). "
+                "The service's log has the details under that id."
+            )
+        else:
+            message = _safe_str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
+        return error_result(message), "exception"
+
+
+def _plain_function(tool: BaseTool) -> Callable[..., Any] | None:
+    """The tool's own function, when calling it is all ``ainvoke`` would do; else None."""
+    if not isinstance(tool, StructuredTool):
+        return None
+    function = tool.coroutine or tool.func
+    if function is None:
+        return None
+    parameters = inspect.signature(function).parameters
+    tracing = any(
+        os.environ.get(name, "").lower() == "true"
+        for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
+    )
+    uses_run_machinery = bool(
+        tool.callbacks
+        or tool.handle_tool_error
+        or tool.handle_validation_error
+        or tool.response_format != "content"
+        or "run_manager" in parameters
+        or "callbacks" in parameters
+        or _get_runnable_config_param(function)
+        or tracing
+    )
+    return None if uses_run_machinery else function
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` cancels this task (a deadline, shutdown, a client that left).
+
+    A tool that raises ``CancelledError`` itself, with nothing cancelling it, has
+    failed like any other tool.
+    """
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return ""
