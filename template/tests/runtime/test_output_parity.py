@@ -7,13 +7,22 @@ model of the whole annotation (``XResult | ToolError``, told apart by the
 payloads sent.
 """
 
+import json
 import math
 import types
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Union
 
 import pytest
-from pydantic import AwareDatetime, ConfigDict, Discriminator, RootModel, Tag, ValidationError
+from pydantic import (
+    AwareDatetime,
+    ConfigDict,
+    Discriminator,
+    RootModel,
+    Tag,
+    ValidationError,
+    with_config,
+)
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult
@@ -68,7 +77,29 @@ class WhenResult(ToolResult):
     at: NotRequired[AwareDatetime]
 
 
-RESULT_TYPES = [ToolResult, PlainResult, NestedResult, FreeResult, TreeResult, WhenResult]
+class ChainResult(ToolResult):
+    """A result that refers to itself."""
+
+    next: NotRequired["ChainResult"]
+
+
+@with_config(ConfigDict(str_max_length=3))
+class ConfiguredResult(ToolResult):
+    """A result with its own configuration."""
+
+    ratio: NotRequired[float]
+
+
+RESULT_TYPES = [
+    ToolResult,
+    PlainResult,
+    NestedResult,
+    FreeResult,
+    TreeResult,
+    WhenResult,
+    ChainResult,
+    ConfiguredResult,
+]
 
 VALUES: list[object] = [
     {"message": "m"},
@@ -85,6 +116,9 @@ VALUES: list[object] = [
     {"message": "m", "at": datetime(2026, 1, 2, 3, 4, tzinfo=UTC)},
     {"message": "m", "at": datetime(2026, 1, 2, 3, 4)},
     {"message": "m", "extra": "dropped"},
+    {"message": "m", "next": {"message": "n", "next": {"message": "o"}}},
+    {"message": "m", "next": {"next": {}}},
+    {"message": "long", "ratio": math.inf},
     {"error": "not_found", "detail": "d"},
     {"error": "not_found"},
     {"error": "not_found", "detail": "d", "extra": 1},
@@ -122,10 +156,13 @@ def pydantic_schema(model: type[RootModel[Any]], allows_tool_error: bool) -> dic
 
 
 def pydantic_answer(model: type[RootModel[Any]], value: object) -> object:
+    """What pydantic's model makes of ``value``, when it is JSON that can be sent."""
     try:
-        return model.model_validate(value, strict=True).model_dump(mode="json")
-    except ValidationError:
+        payload = model.model_validate(value, strict=True).model_dump(mode="json")
+        json.dumps(payload, allow_nan=False)
+    except (ValidationError, ValueError):
         return "refused"
+    return payload
 
 
 def runtime_answer(contract: OutputContract, value: object) -> object:

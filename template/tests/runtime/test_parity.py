@@ -12,6 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
 
 from mcp_runtime import ToolResult, to_fastmcp
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import create_server
 from mcp_runtime.testing import connect
 from mcp_runtime.toolsets import Toolset
@@ -251,3 +252,16 @@ def test_a_tool_is_listed_as_langchain_mcp_adapters_lists_it(tool: BaseTool) -> 
     ours, theirs = to_fastmcp(tool), upstream_to_fastmcp(tool)
     assert (ours.name, ours.parameters) == (theirs.name, theirs.parameters)
     assert ours.description == inspect.cleandoc(theirs.description)
+
+
+async def test_clients_list_every_tool_as_the_upstream_conversion_serves_it() -> None:
+    ours = create_server("parity", [Toolset("parity", tuple(SCHEMA_CORPUS))])
+    theirs = FastMCP("parity", tools=[upstream_to_fastmcp(tool) for tool in SCHEMA_CORPUS])
+    listed = []
+    for server in (ours, theirs):
+        async with connect(server) as session:
+            listed.append(
+                {t.name: (t.inputSchema, t.title) for t in (await session.list_tools()).tools}
+            )
+    assert listed[0] == listed[1]
+    assert len(listed[0]) == len(SCHEMA_CORPUS)
