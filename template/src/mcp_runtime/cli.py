@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mcp_runtime import serving
 from mcp_runtime.contract_snapshot import (
@@ -19,6 +20,7 @@ from mcp_runtime.contract_snapshot import (
     compare,
     contract_of,
     read_snapshot,
+    record,
     render,
     report,
 )
@@ -93,7 +95,11 @@ def _parser(name: str) -> argparse.ArgumentParser:
         help="compare the live contract with contract/tools.json; exit 1 on a breaking change",
     )
     contract.add_argument(
-        "--write", action="store_true", help="record the live contract in contract/tools.json"
+        "--write",
+        nargs="*",
+        metavar="TOOL",
+        help="record the live contract in contract/tools.json; with TOOL names, record only "
+        "those tools and leave every other tool as recorded",
     )
     contract.set_defaults(run=_contract)
     return parser
@@ -157,11 +163,8 @@ def _contract(args: argparse.Namespace) -> int:
     live = contract_of(asyncio.run(server.list_tools()))
     path = Path.cwd() / SNAPSHOT
     write_command = f"uv run {args.service.name} contract --write"
-    if args.write:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(live))
-        print(f"wrote {SNAPSHOT.as_posix()}: {len(live['tools'])} tools")
-        return 0
+    if args.write is not None:
+        return _write(path, live, args.write)
     if not path.is_file():
         print(
             f"error: there is no contract snapshot at {SNAPSHOT.as_posix()}: run "
@@ -172,3 +175,24 @@ def _contract(args: argparse.Namespace) -> int:
     differences = compare(read_snapshot(path), live)
     print(report(differences, write_command))
     return 1 if any(difference.breaking for difference in differences) else 0
+
+
+def _write(path: Path, live: dict[str, Any], tools: list[str]) -> int:
+    """Record the live contract, or only that of ``tools``, in the snapshot at ``path``."""
+    served = sorted(entry["name"] for entry in live["tools"])
+    unknown = sorted(set(tools) - set(served))
+    if unknown:
+        print(
+            f"error: the service serves no tool named {', '.join(unknown)}: "
+            f"name one of {', '.join(served) or 'its tools (it has none)'}",
+            file=sys.stderr,
+        )
+        return 2
+    if tools:
+        recorded = read_snapshot(path) if path.is_file() else {"tools": []}
+        live = record(recorded, live, tools)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(live))
+    named = f" ({', '.join(sorted(set(tools)))} recorded anew)" if tools else ""
+    print(f"wrote {SNAPSHOT.as_posix()}: {len(live['tools'])} tools{named}")
+    return 0

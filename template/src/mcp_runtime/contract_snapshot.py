@@ -24,13 +24,13 @@ __all__ = [
     "compare",
     "contract_of",
     "read_snapshot",
+    "record",
     "render",
     "report",
 ]
 
 SNAPSHOT = Path("contract") / "tools.json"
 IGNORED = {"description", "title"}
-WIDER = {"integer": "number"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,14 @@ def contract_of(tools: Iterable[Any]) -> dict[str, Any]:
         for tool in tools
     ]
     return {"tools": sorted(entries, key=lambda entry: str(entry["name"]))}
+
+
+def record(recorded: dict[str, Any], live: dict[str, Any], tools: Iterable[str]) -> dict[str, Any]:
+    """``recorded`` with the live contract of ``tools``; every other tool stays as recorded."""
+    wanted = set(tools)
+    entries = {entry["name"]: entry for entry in recorded.get("tools", [])}
+    entries |= {entry["name"]: entry for entry in live["tools"] if entry["name"] in wanted}
+    return {"tools": sorted(entries.values(), key=lambda entry: str(entry["name"]))}
 
 
 def render(contract: dict[str, Any]) -> str:

@@ -2,14 +2,15 @@
 
 Run through ``scripts/new-toolset NAME`` and ``scripts/new-tool TOOLSET NAME``.
 Every file is planned first and written only once the input is known good; then
-the startup gate runs on the result, and any failure restores every file as it
-was. Bad input exits 2 with a message and writes nothing.
+the service's ``contract --write TOOL`` runs on the result (the startup gate, then
+the new tools recorded in the contract snapshot), and any failure restores every
+file as it was. Bad input exits 2 with a message and writes nothing. The code
+written comes from :mod:`mcp_runtime.scaffold_texts`.
 """
 
 import argparse
 import ast
 import importlib
-import json
 import keyword
 import os
 import re
@@ -19,17 +20,21 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from string import Template
-from typing import Any
 
-from mcp_runtime.contract_snapshot import SNAPSHOT, read_snapshot, render
-from mcp_runtime.toolsets import Service, ServiceNotFoundError, find_service
+from mcp_runtime.contract_snapshot import SNAPSHOT
+from mcp_runtime.scaffold_texts import IMPORTED, TOOL, TOOL_TESTS, TOOLSET
+from mcp_runtime.toolsets import Service, ServiceNotFoundError, find_service, toolset_name
 
 __all__ = ["main"]
 
 
 class ScaffoldError(Exception):
     """Bad input: the message says what was wrong and how to fix it."""
+
+
+class GateFailedError(Exception):
+    """The scaffolded service does not pass the startup gate, or its contract was not
+    recorded."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +48,26 @@ class Names:
         return "".join(part.capitalize() for part in self.tool.split("_")) + "Result"
 
     @property
+    def records(self) -> str:
+        return f"{self.tool}_records"
+
+    @property
     def words(self) -> str:
         return self.tool.replace("_", " ")
 
 
+@dataclass
+class Plan:
+    """Files to write (path to new content), the new tools, and what to tell the user."""
+
+    writes: dict[Path, str]
+    summary: list[str]
+    tools: list[str]
+
+
 def normalise(text: str, what: str) -> str:
     """``Weather Data``, ``weather-data`` and ``weather_data`` all give ``weather_data``."""
-    name = re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")
+    name = module_of(text)
     if not text.strip():
         raise ScaffoldError(f"The {what} name is empty: give a name such as 'weather data'.")
     if not name:
@@ -67,42 +85,34 @@ def normalise(text: str, what: str) -> str:
             f"The {what} name {text!r} gives {name!r}, a Python keyword: choose another name, "
             f"such as '{name}_tools'."
         )
-    if name in sys.stdlib_module_names:
+    if name in IMPORTED:
         raise ScaffoldError(
-            f"The {what} name {text!r} gives {name!r}, which shadows the standard library "
-            f"module '{name}': choose another name, such as '{name}_tools'."
+            f"The {what} name {text!r} gives {name!r}, which would hide `{name}` "
+            f"({IMPORTED[name]}): choose another name, such as '{name}_tools'."
         )
     return name
 
 
-@dataclass
-class Plan:
-    """Files to write (path to new content), the new tools, and what to tell the user."""
-
-    writes: dict[Path, str]
-    summary: list[str]
-    tools: list[str]
+def module_of(text: str) -> str:
+    """The module name a toolset or tool name gives: lowercase, runs of other characters ``_``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")
 
 
 def plan_toolset(service: Service, text: str) -> Plan:
     """Plan a new toolset module with one example tool, and its test file."""
     module = normalise(text, "toolset")
+    toolset = toolset_name(module)
     folder = toolsets_folder(service)
-    toolset = module.replace("_", "-")
-    if (folder / f"{module}.py").exists() or (folder / module).exists():
+    path = folder / f"{module}.py"
+    if path.exists() or (folder / module).exists():
         raise ScaffoldError(
-            f"The toolset '{toolset}' already exists ({relative(folder / f'{module}.py')}): "
-            f"add a tool to it with `scripts/new-tool {toolset} NAME`, or choose another name."
+            f"The toolset '{toolset}' already exists ({relative(path)}): add a tool to it "
+            f"with `scripts/new-tool {toolset} NAME`, or choose another name."
         )
     names = Names(module)
     check_tool_name_is_free(service, names.tool)
-    source = (
-        TOOLSET_HEADER.substitute(toolset=toolset)
-        + tool_source(names, toolset)
-        + (f"\n\nTOOLS = [{names.tool}]\n")
-    )
-    test_path, test_source = plan_test(service, module, names, toolset)
-    path = folder / f"{module}.py"
+    test_path, test_source = plan_test(service, module, names)
+    source = TOOLSET.substitute(toolset=toolset, tool=names.tool, tool_code=tool_code(names))
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -118,26 +128,22 @@ def plan_toolset(service: Service, text: str) -> Plan:
 
 def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
     """Plan one more tool in an existing toolset module, and its test file."""
-    module = re.sub(r"[^a-z0-9]+", "_", toolset_text.strip().lower()).strip("_")
+    module = module_of(toolset_text)
     folder = toolsets_folder(service)
     path = folder / f"{module}.py"
     if not module or not path.is_file():
-        known = ", ".join(sorted(p.stem.replace("_", "-") for p in toolset_modules(folder)))
+        known = ", ".join(sorted(toolset_name(p.stem) for p in toolset_modules(folder)))
         raise ScaffoldError(
             f"There is no toolset {toolset_text!r}: the service has {known or 'none'}. "
             "Create one with `scripts/new-toolset NAME`."
         )
-    toolset = module.replace("_", "-")
+    toolset = toolset_name(module)
     names = Names(normalise(text, "tool"))
     check_tool_name_is_free(service, names.tool)
     original = path.read_text()
     tree = ast.parse(original)
-    defined = {
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-    for taken in (names.tool, names.result_class):
+    defined = bound_names(tree)
+    for taken in (names.tool, names.result_class, names.records):
         if taken in defined:
             raise ScaffoldError(
                 f"{relative(path)} already defines {taken!r}: choose another tool name."
@@ -176,11 +182,11 @@ def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
         + missing_imports(tree)
         + body
         + "\n\n\n"
-        + tool_source(names, toolset)
+        + tool_code(names)
         + f"\n\nTOOLS = [{', '.join([*listed, names.tool])}]\n"
         + after
     )
-    test_path, test_source = plan_test(service, module, names, toolset)
+    test_path, test_source = plan_test(service, module, names)
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -193,32 +199,46 @@ def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
     )
 
 
-def plan_test(service: Service, module: str, names: Names, toolset: str) -> tuple[Path, str]:
+def plan_test(service: Service, module: str, names: Names) -> tuple[Path, str]:
+    """The team's test file for a new tool, ``tests/test_<tool>.py``; refused if it exists."""
     path = Path.cwd() / "tests" / f"test_{names.tool}.py"
     if path.exists():
         raise ScaffoldError(
             f"{relative(path)} already exists: choose another tool name, or move that file."
         )
-    source = TEST_TEMPLATE.substitute(
-        module=f"{service.toolsets_package}.{module}",
-        tool=names.tool,
-        toolset=toolset,
-        words=names.words,
-    )
-    return path, source
+    return path, tool_tests(f"{service.toolsets_package}.{module}", names, toolset_name(module))
 
 
-def tool_source(names: Names, toolset: str) -> str:
-    return TOOL_TEMPLATE.substitute(
-        tool=names.tool,
-        result=names.result_class,
-        words=names.words,
-        toolset=toolset,
-    )
+def tool_code(names: Names) -> str:
+    return TOOL.substitute(tool=names.tool, result=names.result_class, words=names.words)
+
+
+def tool_tests(module: str, names: Names, toolset: str) -> str:
+    """The tests of the tool ``names.tool`` of ``module`` (a full module name)."""
+    return TOOL_TESTS.substitute(module=module, tool=names.tool, toolset=toolset, words=names.words)
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level: definitions, assignments, imports."""
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {
+                name.id
+                for target in targets
+                for name in ast.walk(target)
+                if isinstance(name, ast.Name)
+            }
+    return bound
 
 
 def missing_imports(tree: ast.Module) -> str:
-    """Import lines the tool template needs and ``tree`` lacks (ruff sorts them after)."""
+    """Import lines the tool's code needs and ``tree`` lacks (ruff sorts them after)."""
     imported: set[tuple[str, str]] = set()
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -264,18 +284,16 @@ def relative(path: Path) -> str:
         return str(path)
 
 
-def apply(plan: Plan, service: Service) -> None:
-    """Write every planned file, tidy and gate them, record the new tools in the contract
-    snapshot; restore everything on any failure."""
-    snapshot = Path.cwd() / SNAPSHOT
-    touched = [*plan.writes, snapshot]
+def apply(plan: Plan) -> None:
+    """Write every planned file, tidy them, gate the service and record the new tools in
+    the contract snapshot; restore everything on any failure."""
+    touched = [*plan.writes, Path.cwd() / SNAPSHOT]
     originals = {path: path.read_bytes() if path.exists() else None for path in touched}
     try:
         for path, source in plan.writes.items():
             path.write_text(source)
         tidy(list(plan.writes))
-        listing = verify(service)
-        record(snapshot, listing, plan.tools)
+        gate_and_record(plan.tools)
     except BaseException:
         for path, content in originals.items():
             if content is None:
@@ -283,21 +301,6 @@ def apply(plan: Plan, service: Service) -> None:
             else:
                 path.write_bytes(content)
         raise
-
-
-def record(snapshot: Path, listing: list[dict[str, Any]], tools: Sequence[str]) -> None:
-    """Add ``tools`` to the contract snapshot, leaving every other entry as it was."""
-    live = {entry["name"]: entry for entry in contract_of_listing(listing)["tools"]}
-    recorded = read_snapshot(snapshot) if snapshot.is_file() else contract_of_listing(listing)
-    entries = {entry["name"]: entry for entry in recorded["tools"]}
-    entries |= {name: live[name] for name in tools}
-    snapshot.parent.mkdir(parents=True, exist_ok=True)
-    snapshot.write_text(render({"tools": sorted(entries.values(), key=lambda e: e["name"])}))
-
-
-def contract_of_listing(listing: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("name", "description", "inputSchema", "outputSchema")
-    return {"tools": [{key: entry.get(key) for key in keys} for entry in listing]}
 
 
 def tidy(paths: Sequence[Path]) -> None:
@@ -310,23 +313,19 @@ def tidy(paths: Sequence[Path]) -> None:
     subprocess.run([ruff, "format", "--quiet", *files], check=True)
 
 
-def verify(service: Service) -> list[dict[str, Any]]:
-    """Run the startup gate on the whole service, in a fresh interpreter; the tools/list."""
-    gate = subprocess.run(
-        [sys.executable, "-m", "mcp_runtime", "schema"],
+def gate_and_record(tools: Sequence[str]) -> None:
+    """Run ``contract --write TOOL...`` in a fresh interpreter, which imports the new code:
+    the startup gate on the whole service, then the new tools recorded in the snapshot."""
+    command = [sys.executable, "-m", "mcp_runtime", "contract", "--write", *tools]
+    written = subprocess.run(
+        command,
         capture_output=True,
         text=True,
         check=False,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
-    if gate.returncode != 0:
-        raise GateFailedError(gate.stdout + gate.stderr)
-    tools: list[dict[str, Any]] = json.loads(gate.stdout)["tools"]
-    return tools
-
-
-class GateFailedError(Exception):
-    """The scaffolded service does not pass the startup gate."""
+    if written.returncode != 0:
+        raise GateFailedError(written.stdout + written.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -338,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             plan = plan_toolset(service, args.name)
         else:
             plan = plan_tool(service, args.toolset, args.name)
-        apply(plan, service)
+        apply(plan)
     except (ScaffoldError, ServiceNotFoundError) as exc:
         print(f"error: {exc}\nNothing was written.", file=sys.stderr)
         return 2
@@ -346,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: the scaffold failed, and every file was restored:\n{exc}", file=sys.stderr)
         return 1
     print("\n".join(plan.summary))
-    print(NEXT_STEPS.format(service=service.name))
+    print(NEXT_STEPS.format(service=service.name, tools=" ".join(plan.tools)))
     return 0
 
 
@@ -356,7 +355,7 @@ def parser() -> argparse.ArgumentParser:
     toolset = commands.add_parser(
         "new-toolset",
         prog="scripts/new-toolset",
-        description=NEW_TOOLSET_HELP,
+        description=NEW_TOOLSET_HELP.format(imported=", ".join(IMPORTED)),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     toolset.add_argument("name", metavar="NAME", help="the toolset's name, such as 'Weather Data'")
@@ -375,114 +374,36 @@ NEW_TOOLSET_HELP = """\
 Create a toolset: src/<package>/toolsets/<name>.py with one example tool that
 keeps the typed-return contract, and tests/test_<name>.py with its tests. The
 toolset is served and tested at once: no registration, no other file to edit.
+The new tool is recorded in the published contract, contract/tools.json.
 
 NAME is normalised: 'Weather Data', 'weather-data' and 'weather_data' all give
 the module weather_data.py, served as the toolset 'weather-data', whose first
 tool is named weather_data. The script says what it chose.
 
 Refused, with exit status 2 and nothing written: an empty name, one that cannot
-become a Python identifier, a Python keyword, a standard library module name, an
-existing toolset, or a tool name already in use. If anything fails after that
-(the startup gate on the result, a write), every file is restored: exit status 1.
+become a Python identifier, a Python keyword, a name the generated code imports
+({imported}), and anything that would overwrite the service's own
+files: an existing toolset, an existing tests/test_<name>.py, or a tool name
+already in use. If anything fails after that (the startup gate on the result, a
+write), every file is restored: exit status 1.
 
 Next: edit the tool, then `uv run pytest`, `scripts/lint`, and commit.
 """
 
 NEW_TOOL_HELP = """\
 Add a tool to an existing toolset: a result type, the tool function and its
-entry in the toolset's TOOLS list, plus tests/test_<name>.py. The same rules and
-guarantees as scripts/new-toolset apply (see its --help).
+entry in the toolset's TOOLS list, plus tests/test_<name>.py, and the tool's
+entry in contract/tools.json. The same rules and guarantees as
+scripts/new-toolset apply (see its --help).
 """
 
 NEXT_STEPS = """
 Next:
   1. Replace the example data and logic with your own (keep the annotation).
-  2. uv run {service} contract --write    # record the tool's final contract
+  2. uv run {service} contract --write {tools}    # record the tool's final contract
   3. uv run pytest && scripts/lint
   4. uv run {service} schema    # the outputSchema clients will see
 """
-
-TOOLSET_HEADER = Template('''"""The ${toolset} toolset."""
-
-from typing import Annotated, NotRequired
-
-from langchain_core.tools import tool
-from pydantic import Field
-
-from mcp_runtime import ToolError, ToolResult
-
-''')
-
-TOOL_TEMPLATE = Template('''
-# Example data: replace with the real source (a database, an API client, ...).
-${tool}_records: dict[str, str] = {"example": "The example ${words} record."}
-
-
-class ${result}(ToolResult):
-    """One ${words} record, found by its key."""
-
-    key: NotRequired[str]
-    record: NotRequired[str]
-
-
-@tool
-def ${tool}(
-    key: Annotated[str, Field(description="The key of the record to fetch, such as 'example'.")],
-) -> ${result} | ToolError:
-    """Fetch one ${words} record by its key.
-
-    Use it when the user asks for a ${words} record by name. An unknown key
-    answers a `not_found` error that lists the keys there are.
-    """
-    wanted = key.strip().lower()
-    record = ${tool}_records.get(wanted)
-    if record is None:
-        known = ", ".join(sorted(${tool}_records))
-        return ToolError(
-            error="not_found",
-            detail=f"No ${words} record has the key {key!r}: use one of {known}.",
-        )
-    return ${result}(message=f"{wanted}: {record}", key=wanted, record=record)
-''')
-
-TEST_TEMPLATE = Template('''"""The ${tool} tool of the ${toolset} toolset."""
-
-import pytest
-from jsonschema import Draft202012Validator
-from mcp.server.fastmcp import FastMCP
-
-from mcp_runtime import is_error
-from mcp_runtime.testing import connect
-from ${module} import ${tool}
-
-EXPECTED = {
-    "message": "example: The example ${words} record.",
-    "key": "example",
-    "record": "The example ${words} record.",
-}
-
-
-def test_${tool}_finds_a_record() -> None:
-    assert ${tool}.invoke({"key": "Example "}) == EXPECTED
-
-
-def test_${tool}_unknown_key_is_not_found() -> None:
-    result = ${tool}.invoke({"key": "missing"})
-    assert is_error(result)
-    assert result["error"] == "not_found"
-
-
-@pytest.mark.anyio
-async def test_${tool}_over_mcp_matches_its_schema(server: FastMCP) -> None:
-    async with connect(server) as session:
-        listing = await session.list_tools()
-        result = await session.call_tool("${tool}", {"key": "example"})
-    entry = next(tool for tool in listing.tools if tool.name == "${tool}")
-    assert entry.outputSchema is not None
-    Draft202012Validator(entry.outputSchema).validate(result.structuredContent)
-    assert result.isError is False
-    assert result.structuredContent == EXPECTED
-''')
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,12 +1,14 @@
-"""The command line: serve, check and schema, and the messages it gives on bad input."""
+"""The command line: serve, check, schema and contract, and its messages on bad input."""
 
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_runtime import ToolError, cli
+from mcp_runtime.contract_snapshot import SNAPSHOT, read_snapshot, render
 from mcp_runtime.toolsets import Service, ServiceNotFoundError
 
 GOOD_TOOLSET = '''
@@ -169,6 +171,79 @@ def test_schema_refuses_a_broken_service(
     (sample_service / "bad.py").write_text(BAD_TOOLSET)
     assert cli.main(["schema"]) == 1
     assert capsys.readouterr().out == ""
+
+
+SECOND_TOOLSET = '''
+from typing import NotRequired
+
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolError, ToolResult
+
+
+class ShoutResult(ToolResult):
+    """The shouted text."""
+
+    loud: NotRequired[str]
+
+
+@tool
+def shout(text: str) -> ShoutResult | ToolError:
+    """Shout the text back."""
+    return ShoutResult(message=text.upper(), loud=text.upper())
+
+
+TOOLS = [shout]
+'''
+
+
+def stale(name: str) -> dict[str, Any]:
+    """A recorded entry that differs from anything the service serves."""
+    return {"name": name, "description": "As recorded.", "inputSchema": {}, "outputSchema": {}}
+
+
+@pytest.fixture
+def recorded(
+    sample_service: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
+    """Run in a folder whose snapshot records an old ``echo``, and ``gone``; serve ``shout``."""
+    (sample_service / "second.py").write_text(SECOND_TOOLSET)
+    monkeypatch.chdir(tmp_path)
+    snapshot = {"tools": [stale("echo"), stale("gone")]}
+    (tmp_path / SNAPSHOT).parent.mkdir()
+    (tmp_path / SNAPSHOT).write_text(render(snapshot))
+    return snapshot
+
+
+def test_contract_write_records_the_live_contract(
+    recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["contract", "--write"]) == 0
+    assert capsys.readouterr().out == "wrote contract/tools.json: 2 tools\n"
+    tools = read_snapshot(SNAPSHOT)["tools"]
+    assert [entry["name"] for entry in tools] == ["echo", "shout"]
+    assert tools[0]["description"] == "Echo the text back."
+
+
+def test_contract_write_of_a_tool_leaves_the_others_as_recorded(
+    recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["contract", "--write", "shout"]) == 0
+    assert capsys.readouterr().out == "wrote contract/tools.json: 3 tools (shout recorded anew)\n"
+    tools = read_snapshot(SNAPSHOT)["tools"]
+    assert [entry["name"] for entry in tools] == ["echo", "gone", "shout"]
+    assert tools[:2] == [stale("echo"), stale("gone")]
+    assert tools[2]["outputSchema"]["oneOf"][0]["title"] == "ShoutResult"
+
+
+def test_contract_write_refuses_a_tool_it_does_not_serve(
+    recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["contract", "--write", "shout", "gone"]) == 2
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert output.err == "error: the service serves no tool named gone: name one of echo, shout\n"
+    assert read_snapshot(SNAPSHOT) == recorded
 
 
 @pytest.mark.parametrize("port", ["http", "70000", "-1"])

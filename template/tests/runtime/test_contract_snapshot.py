@@ -8,9 +8,8 @@ records a change made on purpose (commit the file with it).
 import asyncio
 from pathlib import Path
 
-from mcp.server.fastmcp import FastMCP
-
 from mcp_runtime.contract_snapshot import SNAPSHOT, compare, contract_of, read_snapshot, report
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]

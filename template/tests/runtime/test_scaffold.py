@@ -1,14 +1,28 @@
-"""scripts/new-toolset and scripts/new-tool refuse bad input: exit 2, a message, no file changed."""
+"""scripts/new-toolset and scripts/new-tool.
 
+What they write is served, passes the service's tests and lint, and is recorded in
+the contract snapshot; bad input exits 2 with a message, and no file changes.
+"""
+
+import ast
 import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcp_runtime import scaffold
+from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
+SERVICE_FILES = ("src", "tests", "contract", "scripts", "pyproject.toml")
+CACHES = shutil.ignore_patterns("__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache")
+UV_RUN = "uv run --quiet "
 
 
 def snapshot() -> dict[str, str]:
@@ -25,6 +39,155 @@ def unchanged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     before = snapshot()
     yield
     assert snapshot() == before
+
+
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One mypy cache for the module's copies of the service."""
+    return str(tmp_path_factory.mktemp("mypy_cache"))
+
+
+@pytest.fixture(scope="module")
+def copy_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where each test copies the service: one place, so that the mypy cache stays valid."""
+    return tmp_path_factory.mktemp("scaffold") / "service"
+
+
+@pytest.fixture
+def service(copy_folder: Path) -> Path:
+    """A fresh copy of this service: its sources, tests, contract, scripts and settings."""
+    shutil.rmtree(copy_folder, ignore_errors=True)
+    for name in SERVICE_FILES:
+        if ROOT.joinpath(name).is_dir():
+            shutil.copytree(ROOT / name, copy_folder / name, ignore=CACHES)
+        else:
+            shutil.copy2(ROOT / name, copy_folder / name)
+    return copy_folder
+
+
+def run(service: Path, *command: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    """``python -m COMMAND`` in the copy ``service``, as the service's scripts run it through
+    ``uv run`` (the environment's programs first on PATH), importing the copy's code.
+    ``variables`` are added to the environment."""
+
+    def first(entry: str, variable: str) -> str:
+        return os.pathsep.join(filter(None, [entry, os.environ.get(variable)]))
+
+    environment = {
+        **os.environ,
+        "PATH": first(str(Path(sys.executable).parent), "PATH"),
+        "PYTHONPATH": first(str(service / "src"), "PYTHONPATH"),
+        **variables,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *command],
+        cwd=service,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def recorded_tools(service: Path) -> list[str]:
+    """The names of the tools in the service's contract snapshot, as often as they appear."""
+    contract = json.loads((service / "contract" / "tools.json").read_text())
+    return [entry["name"] for entry in contract["tools"]]
+
+
+def check_written(service: Path, tools: set[str], before: list[str], mypy_cache: str) -> None:
+    """The service with the new tools passes scripts/lint; their tests pass, collected
+    beside the runtime's tests of the same file names; the contract snapshot records each
+    new tool once, as served."""
+    lint = (service / "scripts" / "lint").read_text().splitlines()
+    commands = [line.removeprefix(UV_RUN).split() for line in lint if line.startswith(UV_RUN)]
+    assert [command[0] for command in commands] == ["ruff", "ruff", "mypy"]
+    for command in commands:
+        linted = run(service, *command, MYPY_CACHE_DIR=mypy_cache)
+        assert linted.returncode == 0, linted.stdout + linted.stderr
+
+    written = [f"tests/test_{tool}.py" for tool in sorted(tools)]
+    namesakes = [f"tests/runtime/test_{tool}.py" for tool in sorted(tools)]
+    present = [path for path in namesakes if (service / path).is_file()]
+    tested = run(
+        service,
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *written,
+        *present,
+        "--deselect",
+        "tests/runtime/",
+    )
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert tested.stdout.splitlines()[-1].startswith(f"{3 * len(tools)} passed"), tested.stdout
+
+    assert sorted(recorded_tools(service)) == sorted([*before, *tools])
+    checked = run(service, "mcp_runtime", "contract")
+    assert (checked.returncode, checked.stdout) == (0, "The live contract matches the snapshot.\n")
+
+
+def skip_if_the_service_uses(*names: str) -> None:
+    """Skip when the service already has a toolset, tool or tests of its own by one of these
+    names (the names of runtime modules and tests, which a new service does not use)."""
+    toolsets, _ = find_service().load_toolsets()
+    used = {toolset.name for toolset in toolsets}
+    used |= {tool.name for toolset in toolsets for tool in toolset.tools}
+    used |= {path.stem.removeprefix("test_") for path in ROOT.glob("tests/test_*.py")}
+    if taken := sorted(used & set(names)):
+        pytest.skip(f"the service has a toolset, tool or tests of its own named {taken}")
+
+
+def test_toolsets_named_like_runtime_modules_are_created(service: Path, mypy_cache: str) -> None:
+    skip_if_the_service_uses("serving", "cli", "http")
+    before = recorded_tools(service)
+    for name in ("serving", "cli", "http"):
+        created = run(service, "mcp_runtime.scaffold", "new-toolset", name)
+        assert created.returncode == 0, created.stderr
+        assert created.stdout.startswith(
+            f"Normalised '{name}' to the toolset '{name}' (module {name}.py).\n"
+            f"Created the toolset '{name}':\n"
+        )
+        assert f"uv run {find_service().name} contract --write {name}  " in created.stdout
+    check_written(service, {"serving", "cli", "http"}, before, mypy_cache)
+
+
+def test_tool_named_like_a_runtime_test_is_added(service: Path, mypy_cache: str) -> None:
+    skip_if_the_service_uses("cli")
+    before = recorded_tools(service)
+    added = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "cli")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("Added the tool 'cli' to the toolset 'hello':\n")
+    assert (service / "tests" / "runtime" / "test_cli.py").read_bytes() == (
+        ROOT / "tests" / "runtime" / "test_cli.py"
+    ).read_bytes()
+    check_written(service, {"cli"}, before, mypy_cache)
+
+
+@pytest.mark.parametrize("package", ["acme", "mcp_tools", "zeta"])
+def test_written_tests_sort_their_imports_for_any_package_name(package: str) -> None:
+    """The tests as written, before ruff tidies them: whether the package sorts before,
+    beside or after ``mcp_runtime``, its import comes right after the runtime's."""
+    text = scaffold.tool_tests(f"{package}.toolsets.weather", scaffold.Names("forecast"), "weather")
+    first_party = f"lint.isort.known-first-party = ['{package}']"
+    stdin = ["--stdin-filename", "tests/test_forecast.py", "-"]
+    for command in (["check", "--config", first_party], ["format", "--check"]):
+        linted = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, *stdin],
+            cwd=ROOT,
+            input=text,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_names_a_module_binds_are_taken() -> None:
+    source = "import a.b\nfrom c import d as e\nf_records: dict[str, str] = {}\ng = h = 1\n"
+    source += "class I:\n    j = 1\n\n\ndef k() -> None:\n    m = 1\n"
+    assert scaffold.bound_names(ast.parse(source)) == {"a", "e", "f_records", "g", "h", "I", "k"}
 
 
 def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -63,9 +226,13 @@ def test_keyword_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.usefixtures("unchanged")
-def test_stdlib_module_name_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    message = refusal(capsys, "new-toolset", "JSON")
-    assert "shadows the standard library module 'json'" in message
+def test_name_the_written_code_imports_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    message = refusal(capsys, "new-tool", "hello", "Connect")
+    assert message == (
+        "The tool name 'Connect' gives 'connect', which would hide `connect` (the tool's "
+        "tests import it from mcp_runtime.testing): choose another name, such as "
+        "'connect_tools'."
+    )
 
 
 @pytest.mark.usefixtures("unchanged")
@@ -96,12 +263,17 @@ def test_tool_name_is_checked_like_a_toolset_name(capsys: pytest.CaptureFixture[
     assert message.startswith("The tool name 'import' gives 'import', a Python keyword")
 
 
-@pytest.mark.usefixtures("unchanged")
-def test_existing_test_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    message = refusal(capsys, "new-tool", "hello", "scaffold")
-    assert message == (
-        "tests/test_scaffold.py already exists: choose another tool name, or move that file."
+def test_existing_test_file_is_refused(service: Path) -> None:
+    team_test = service / "tests" / "test_lookup.py"
+    team_test.write_text('"""The team\'s own tests of a lookup."""\n')
+    before = {path: path.read_bytes() for path in service.rglob("*") if path.is_file()}
+    refused = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "lookup")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "error: tests/test_lookup.py already exists: choose another tool name, or move that "
+        "file.\nNothing was written.\n"
     )
+    assert {path: path.read_bytes() for path in service.rglob("*") if path.is_file()} == before
 
 
 def test_help_explains_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,5 +282,5 @@ def test_help_explains_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
     assert exited.value.code == 0
     text = capsys.readouterr().out
     assert text.startswith("usage: scripts/new-toolset [-h] NAME")
-    for rule in ("normalised", "exit status 2", "keyword", "standard library", "restored"):
+    for rule in ("normalised", "exit status 2", "keyword", "overwrite", "restored"):
         assert rule in text

@@ -1,0 +1,114 @@
+"""The code that ``scripts/new-toolset`` and ``scripts/new-tool`` write.
+
+Each text is a ``string.Template`` whose output is lint-clean as written, its
+imports sorted whatever the service's package is called (``mcp_runtime`` has an
+isort section of its own, before the package's). The placeholders:
+
+- ``$tool``: the tool's name, a Python identifier (``weather_data``);
+- ``$result``: its result class (``WeatherDataResult``);
+- ``$words``: its name in words (``weather data``);
+- ``$toolset``: the toolset's name (``weather-data``);
+- ``$module``: the toolset's module (``svc.toolsets.weather_data``);
+- ``$tool_code``: a filled-in ``TOOL``, in ``TOOLSET``.
+"""
+
+from string import Template
+
+__all__ = ["IMPORTED", "TOOL", "TOOLSET", "TOOL_TESTS"]
+
+# Lowercase names the texts import; a tool of the same name would hide them.
+IMPORTED = {
+    "tool": "the toolset module imports it from langchain_core.tools",
+    "pytest": "the tool's tests import it",
+    "connect": "the tool's tests import it from mcp_runtime.testing",
+}
+
+# A toolset module with one tool.
+TOOLSET = Template('''\
+"""The ${toolset} toolset."""
+
+from typing import Annotated, NotRequired
+
+from langchain_core.tools import tool
+from pydantic import Field
+
+from mcp_runtime import ToolError, ToolResult
+
+${tool_code}
+
+TOOLS = [${tool}]
+''')
+
+# One tool: its example data, its result class and the tool function.
+TOOL = Template('''\
+# Example data: replace with the real source (a database, an API client, ...).
+${tool}_records: dict[str, str] = {"example": "The example ${words} record."}
+
+
+class ${result}(ToolResult):
+    """One ${words} record, found by its key."""
+
+    key: NotRequired[str]
+    record: NotRequired[str]
+
+
+@tool
+def ${tool}(
+    key: Annotated[str, Field(description="The key of the record to fetch, such as 'example'.")],
+) -> ${result} | ToolError:
+    """Fetch one ${words} record by its key.
+
+    Use it when the user asks for a ${words} record by name. An unknown key
+    answers a `not_found` error that lists the keys there are.
+    """
+    wanted = key.strip().lower()
+    record = ${tool}_records.get(wanted)
+    if record is None:
+        known = ", ".join(sorted(${tool}_records))
+        return ToolError(
+            error="not_found",
+            detail=f"No ${words} record has the key {key!r}: use one of {known}.",
+        )
+    return ${result}(message=f"{wanted}: {record}", key=wanted, record=record)
+''')
+
+# The tests of one tool: a direct call, and a call through an MCP client session.
+TOOL_TESTS = Template('''\
+"""The ${tool} tool of the ${toolset} toolset."""
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from mcp_runtime.sdk import FastMCP
+from mcp_runtime.testing import connect
+from ${module} import ${tool}
+
+EXPECTED = {
+    "message": "example: The example ${words} record.",
+    "key": "example",
+    "record": "The example ${words} record.",
+}
+
+
+def test_${tool}_finds_a_record() -> None:
+    assert ${tool}.invoke({"key": "Example "}) == EXPECTED
+
+
+def test_${tool}_unknown_key_is_not_found() -> None:
+    assert ${tool}.invoke({"key": "missing"}) == {
+        "error": "not_found",
+        "detail": "No ${words} record has the key 'missing': use one of example.",
+    }
+
+
+@pytest.mark.anyio
+async def test_${tool}_over_mcp_matches_its_schema(server: FastMCP) -> None:
+    async with connect(server) as session:
+        listing = await session.list_tools()
+        result = await session.call_tool("${tool}", {"key": "example"})
+    entry = next(tool for tool in listing.tools if tool.name == "${tool}")
+    assert entry.outputSchema is not None
+    Draft202012Validator(entry.outputSchema).validate(result.structuredContent)
+    assert result.isError is False
+    assert result.structuredContent == EXPECTED
+''')
