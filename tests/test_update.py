@@ -1,15 +1,18 @@
 """copier update on a service with a real git history: fixes arrive, the team's work stays.
 
-A template history is built from this working tree: release 1.0.0 is the tree as
-it is, release 1.1.0 adds a runtime fix, a change to pyproject.toml and a new
-question. A service rendered at 1.0.0, then worked on as a team would, is
-updated to 1.1.0 with ``copier update --defaults``.
+A template history is built from this repository: release 0.9.0 is its commit
+``OLD_LAYOUT``, whose services held the runtime's tests in ``tests/``; release 1.0.0
+is the working tree as it is; release 1.1.0 adds a runtime fix, a change to
+pyproject.toml and a new question. A service rendered at 1.0.0 or 0.9.0, then
+worked on as a team would, is updated to 1.1.0 with ``copier update --defaults``.
 """
 
+import io
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -30,6 +33,8 @@ RUNTIME_LINE = (
     "Owned by the template and updated by ``copier update``; do not edit it in a service."
 )
 RUNTIME_FIX = RUNTIME_LINE.replace("in a service.", "in a service (runtime 1.1.0).")
+# The last commit of this repository whose services held the runtime's tests in tests/.
+OLD_LAYOUT = "fb9f34d"
 CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
@@ -56,17 +61,41 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def extract_old_layout(repo: Path) -> None:
+    """Write this repository's tree at ``OLD_LAYOUT`` into ``repo``."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", OLD_LAYOUT],
+        cwd=TEMPLATE,
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        pytest.fail(
+            f"Release 0.9.0 is commit {OLD_LAYOUT} of this repository, which git cannot read "
+            f"here ({archive.stderr.decode().strip()}): fetch the full history "
+            "(`git fetch --unshallow`)."
+        )
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(repo, filter="data")
+
+
 @pytest.fixture(scope="module")
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This template as a git repository with two releases, 1.0.0 and 1.1.0."""
+    """This template as a git repository with three releases: 0.9.0, 1.0.0 and 1.1.0."""
     repo = tmp_path_factory.mktemp("template") / "repo"
+    repo.mkdir()
+    extract_old_layout(repo)
+    run(repo, "git", "init", "--quiet", "--initial-branch=main")
+    commit(repo, "Release 0.9.0: the runtime's tests in tests/")
+    run(repo, "git", "tag", "0.9.0")
+
+    run(repo, "git", "rm", "-r", "--quiet", ".")
     listed = run(TEMPLATE, "git", "ls-files", "--cached", "--others", "--exclude-standard")
     for name in listed.stdout.splitlines():
         source = TEMPLATE / name
         if source.is_file():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
-    run(repo, "git", "init", "--quiet", "--initial-branch=main")
     commit(repo, "Release 1.0.0")
     run(repo, "git", "tag", "1.0.0")
 
@@ -189,3 +218,102 @@ def test_edit_that_the_template_also_changed_shows_as_a_conflict(
     text = init.read_text()
     assert "in this service!" in text
     assert RUNTIME_FIX in text
+
+
+# A team's work on a service rendered at 0.9.0, before the runtime's tests moved.
+TEAM_HELLO_TEST = """
+
+def test_hello_greets_the_team() -> None:
+    assert hello.invoke({"name": "Team"})["greeting"] == "Hello, Team!"
+"""
+TEAM_FIXTURE = '''
+
+@pytest.fixture
+def team_city() -> str:
+    """The city the team's tests ask about."""
+    return "Lisbon"
+'''
+TEAM_TEST_MODULE = '''"""The team's own tests, with the team's own fixture."""
+
+
+def test_team_city(team_city: str) -> None:
+    assert team_city == "Lisbon"
+'''
+TEAM_DEPLOYMENT_TEST = '''
+
+def test_autoscaler_fits_our_cluster() -> None:
+    """Our cluster runs at most ten replicas of a service."""
+    assert manifest("hpa.yaml")["spec"]["maxReplicas"] <= 10
+'''
+# What a service's tests/ holds after the update: the team's files only.
+TEAM_TESTS = [
+    "conftest.py",
+    "test_credential_demo.py",
+    "test_hello.py",
+    "test_team.py",
+    "test_weather_data.py",
+]
+
+
+def runtime_tests(template: Path) -> list[str]:
+    """The runtime's tests a release renders in tests/runtime/ (default answers)."""
+    folder = template / "template" / "tests" / "runtime"
+    return sorted(re.sub(r"\{%.*?%\}", "", path.name) for path in folder.iterdir())
+
+
+def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", "0.9.0")
+    tests = service / "tests"
+    assert (tests / "test_serving.py").is_file()  # the old layout
+    run(service, "uv", "sync", "--quiet")
+    run(service, "scripts/new-toolset", "Weather Data")
+    (tests / "test_hello.py").write_text((tests / "test_hello.py").read_text() + TEAM_HELLO_TEST)
+    (tests / "conftest.py").write_text((tests / "conftest.py").read_text() + TEAM_FIXTURE)
+    (tests / "test_team.py").write_text(TEAM_TEST_MODULE)
+    deployment = tests / "test_deployment.py"  # the template's, edited here
+    deployment.write_text(deployment.read_text() + TEAM_DEPLOYMENT_TEST)
+    commit(service, "Add a toolset, tests, a fixture; extend a runtime test")
+    team_owned = [
+        "tests/conftest.py",
+        "tests/test_team.py",
+        "tests/test_weather_data.py",
+        "src/svc/toolsets/weather_data.py",
+    ]
+    before = {name: (service / name).read_bytes() for name in team_owned}
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert sorted(path.name for path in tests.iterdir() if path.is_file()) == TEAM_TESTS
+    assert sorted(path.name for path in (tests / "runtime").iterdir()) == runtime_tests(
+        template_repo
+    )
+    assert {name: (service / name).read_bytes() for name in team_owned} == before
+    assert (tests / "test_hello.py").read_text().endswith(TEAM_HELLO_TEST)
+    released = (template_repo / "template/tests/runtime/test_deployment.py").read_text()
+    assert (tests / "runtime/test_deployment.py").read_text() == released + TEAM_DEPLOYMENT_TEST
+    assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
+
+    run(service, "uv", "sync", "--quiet")
+    assert " passed" in run(service, "uv", "run", "pytest", "-q", "-x").stdout
+    run(service, "scripts/lint")
+
+
+def test_edit_to_a_moved_runtime_test_that_the_template_also_changed_shows_as_a_conflict(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", "0.9.0")
+    scaffold = service / "tests/test_scaffold.py"
+    old_root = "ROOT = Path(__file__).resolve().parent.parent\n"
+    edit(scaffold, old_root, old_root.replace("\n", "  # the service's root\n"))
+    commit(service, "Comment a runtime test")
+
+    update(service)
+
+    assert leftovers(service) == ["tests/runtime/test_scaffold.py"]
+    assert not scaffold.exists()
+    text = (service / "tests/runtime/test_scaffold.py").read_text()
+    assert "ROOT = Path(__file__).resolve().parent.parent  # the service's root\n" in text
+    assert "ROOT = Path(__file__).resolve().parents[2]\n" in text
