@@ -37,9 +37,9 @@ from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
+from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
-from mcp_runtime.sdk import FastMCP
 from mcp_runtime.testing import free_port
 from mcp_runtime.toolsets import Toolset
 

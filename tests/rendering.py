@@ -1,15 +1,23 @@
-"""Render the template with copier, as a user would: the one helper every check uses."""
+"""The one harness of the template's tests and of the nox matrix: render, then a first week.
+
+``render`` runs ``copier copy`` as a user would; ``first_week`` is what a team does in a
+new service. ``noxfile.py`` imports this module too, so it needs only the standard
+library until it renders (copier) or reads answers (yaml). Run as a script, it renders:
+``python tests/rendering.py DESTINATION '{"project_name": "Climate Data"}'`` prints the
+recorded answers as JSON on its last line.
+"""
 
 import json
 import os
+import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import copier
-
-TEMPLATE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE.parent
 
 # What a tool runner (nox, an activated venv) sets to point uv at its own environment;
 # a rendered service must use its own, as it does on a team's machine.
@@ -17,9 +25,24 @@ FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
 SERVICE_ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT}
 
 # Named answer sets: the nox matrix and these tests render each of them.
-ANSWER_SETS: dict[str, dict[str, Any]] = json.loads(
-    (Path(__file__).parent / "answer_sets.json").read_text()
+ANSWER_SETS: dict[str, dict[str, Any]] = json.loads((HERE / "answer_sets.json").read_text())
+
+# Project names that must all render, lint and pass their tests: each with why it is
+# awkward, its answers, and the answers it must give (recorded in .copier-answers.yml).
+AWKWARD_NAMES: dict[str, dict[str, Any]] = json.loads((HERE / "awkward_names.json").read_text())
+
+# A team's first week: two toolsets (one name to normalise), then one more tool.
+FIRST_WEEK: tuple[tuple[str, ...], ...] = (
+    ("scripts/new-toolset", "Weather Data"),
+    ("scripts/new-toolset", "reports"),
+    ("scripts/new-tool", "weather-data", "Forecast"),
 )
+FIRST_WEEK_TOOLS = frozenset({"weather_data", "reports", "forecast"})
+FIRST_WEEK_TESTS = ("tests/test_weather_data.py", "tests/test_reports.py", "tests/test_forecast.py")
+
+# Runs a command in a rendered service, with the service's own environment, and returns
+# what it printed; it fails (raises) when the command exits non-zero.
+Run = Callable[..., str]
 
 
 def render(destination: Path, answers: Mapping[str, Any]) -> Path:
@@ -28,6 +51,8 @@ def render(destination: Path, answers: Mapping[str, Any]) -> Path:
     Unanswered questions take their defaults; post-render tasks are skipped, so
     the result shows that a service is complete without them.
     """
+    import copier  # here: noxfile.py imports this module where copier may be missing
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
         copier.run_copy(
@@ -40,3 +65,55 @@ def render(destination: Path, answers: Mapping[str, Any]) -> Path:
             quiet=True,
         )
     return destination
+
+
+def read_answers(service: Path) -> dict[str, Any]:
+    """The answers a render recorded in its ``.copier-answers.yml``."""
+    import yaml  # here too: a dependency of copier
+
+    loaded = yaml.safe_load((service / ".copier-answers.yml").read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+@dataclass(frozen=True)
+class Week:
+    """What the first week printed: each scaffold, the tests, ``check``; and the listing."""
+
+    scaffolds: list[str]
+    tests: str
+    check: str
+    listing: dict[str, Any]
+
+
+def first_week(run: Run, slug: str, *tests: str) -> Week:
+    """Scaffold ``FIRST_WEEK``, then run ``tests`` (all if none), lint, ``check``, ``schema``."""
+    scaffolds = [run(*command) for command in FIRST_WEEK]
+    tested = run("uv", "run", "--quiet", "pytest", "-q", *tests)
+    run("scripts/lint")
+    checked = run("uv", "run", "--quiet", slug, "check")
+    listing = json.loads(run("uv", "run", "--quiet", slug, "schema"))
+    return Week(scaffolds, tested, checked, listing)
+
+
+def listing_problems(listing: Mapping[str, Any], expected: set[str]) -> list[str]:
+    """What is wrong with a ``schema`` listing that must hold ``expected`` tools, all typed."""
+    tools = {tool["name"]: tool for tool in listing["tools"]}
+    problems = [f"the tool {name!r} is not listed" for name in sorted(expected - set(tools))]
+    problems += [
+        f"the tool {name!r} has no object outputSchema"
+        for name, tool in sorted(tools.items())
+        if tool.get("outputSchema", {}).get("type") != "object"
+    ]
+    return problems
+
+
+def main(arguments: list[str]) -> None:
+    """Render into ``arguments[0]`` with the answers ``arguments[1]`` (a JSON object)."""
+    destination, answers = Path(arguments[0]), json.loads(arguments[1])
+    render(destination, answers)
+    print(json.dumps(read_answers(destination)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

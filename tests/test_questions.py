@@ -31,6 +31,12 @@ def test_derived_names_can_be_overridden(rendered: Render) -> None:
     assert 'wx = "mcp_runtime.cli:main"' in (service / "pyproject.toml").read_text()
 
 
+# Names that start with a digit or run long: test_names.py renders them (awkward_names.json).
+def test_a_long_word_is_cut(rendered: Render) -> None:
+    answers = answers_of(rendered(project_name="W" * 70))
+    assert (answers["project_slug"], answers["package_name"]) == ("w" * 63, "w" * 50)
+
+
 @pytest.mark.parametrize("name", ["", "   "])
 def test_empty_project_name_is_refused(rendered: Render, name: str) -> None:
     assert "The project name cannot be empty" in refusal(rendered, project_name=name)
@@ -44,6 +50,24 @@ def test_project_name_without_letters_is_refused(rendered: Render) -> None:
 def test_invalid_distribution_name_is_refused(rendered: Render, slug: str) -> None:
     message = refusal(rendered, project_slug=slug)
     assert f'"{slug}" is not a valid distribution name' in message
+
+
+def test_distribution_name_starting_with_a_digit_is_refused(rendered: Render) -> None:
+    message = refusal(rendered, project_slug="3d-printing")
+    assert '"3d-printing" starts with a digit, and Kubernetes names' in message
+    assert 'such as "mcp-3d-printing"' in message
+
+
+def test_distribution_name_longer_than_a_kubernetes_name_is_refused(rendered: Render) -> None:
+    message = refusal(rendered, project_slug="ab-" * 21 + "c")
+    assert f'"{"ab-" * 21}c" has 64 characters, and Kubernetes names' in message
+    assert f'such as "{"ab-" * 20}ab"' in message
+
+
+def test_package_name_longer_than_an_import_line_allows_is_refused(rendered: Render) -> None:
+    message = refusal(rendered, package_name="ab_" * 17)
+    assert f'"{"ab_" * 17}" has 51 characters, too many' in message
+    assert f'such as "{"ab_" * 16}ab"' in message
 
 
 @pytest.mark.parametrize("package", ["3d_tools", "weather-tools", "Weather", "_private", "a b"])

@@ -1,12 +1,18 @@
 """scripts/new-toolset and scripts/new-tool in a rendered service with its own environment."""
 
-import json
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.rendering import SERVICE_ENVIRONMENT, render
+from tests.rendering import (
+    FIRST_WEEK_TESTS,
+    FIRST_WEEK_TOOLS,
+    SERVICE_ENVIRONMENT,
+    first_week,
+    render,
+)
 
 
 def run(service: Path, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -43,34 +49,25 @@ def test_failure_after_writing_restores_every_file(service: Path) -> None:
     assert files_of(service) == before
 
 
-def test_new_toolsets_and_tools_are_served_tested_and_clean(service: Path) -> None:
-    created = run(service, "scripts/new-toolset", "Weather Data").stdout
+def output(service: Path, *command: str) -> str:
+    return run(service, *command).stdout
+
+
+def test_first_week_toolsets_and_tools_are_served_tested_and_clean(service: Path) -> None:
+    """The first week that nox's service session runs too: scaffolds, tests, lint, gate."""
+    contract_tests = "tests/runtime/test_contract.py"
+    week = first_week(partial(output, service), "my-mcp-service", *FIRST_WEEK_TESTS, contract_tests)
+    created, _, added = week.scaffolds
     assert created.startswith(
         "Normalised 'Weather Data' to the toolset 'weather-data' (module weather_data.py).\n"
     )
     assert "src/svc/toolsets/weather_data.py" in created
-    run(service, "scripts/new-toolset", "reports")
-    added = run(service, "scripts/new-tool", "weather-data", "Forecast").stdout
     assert added.startswith("Added the tool 'forecast' to the toolset 'weather-data':")
-
-    tests = run(
-        service,
-        "uv",
-        "run",
-        "pytest",
-        "-q",
-        "tests/test_weather_data.py",
-        "tests/test_forecast.py",
-        "tests/test_reports.py",
-        "tests/test_contract.py",
-    )
-    assert " passed" in tests.stdout
-    assert run(service, "uv", "run", "my-mcp-service", "check").stdout == (
-        "ok: 5 tools of my-mcp-service keep the contract\n"
-    )
-    listing = json.loads(run(service, "uv", "run", "my-mcp-service", "schema").stdout)
-    schemas = {tool["name"]: tool["outputSchema"] for tool in listing["tools"]}
-    assert set(schemas) == {"hello", "whoami", "weather_data", "forecast", "reports"}
+    assert " passed" in week.tests
+    assert " failed" not in week.tests
+    assert week.check == "ok: 5 tools of my-mcp-service keep the contract\n"
+    schemas = {tool["name"]: tool["outputSchema"] for tool in week.listing["tools"]}
+    assert set(schemas) == {"hello", "whoami", *FIRST_WEEK_TOOLS}
     assert schemas["forecast"]["oneOf"][0]["title"] == "ForecastResult"
     assert schemas["weather_data"]["oneOf"][0]["required"] == ["message"]
     assert set(schemas["reports"]["oneOf"][0]["properties"]) == {"message", "key", "record"}
