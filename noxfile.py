@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from tests.rendering import (  # noqa: E402
     ANSWER_SETS,
     AWKWARD_NAMES,
+    FIRST_WEEK_TESTS,
     FIRST_WEEK_TOOLS,
     FOREIGN_ENVIRONMENT,
     first_week,
@@ -91,8 +92,9 @@ def lint(session: nox.Session) -> None:
 def service(session: nox.Session, python_version: str, answers: str) -> None:
     """Render a service for ``python_version`` with an answer set; run its own checks.
 
-    Its tests, lint, ``check`` and ``schema``, then again after a team's first week
-    (``FIRST_WEEK`` in tests/rendering.py, which tests/test_scaffold.py runs too).
+    Its tests, lint, ``check`` and ``schema``; then a team's first week (``FIRST_WEEK``
+    in tests/rendering.py, which tests/test_scaffold.py runs too), the new tests, the
+    gate and contract tests, lint, ``check`` and ``schema`` again.
     """
     session.install(COPIER)
     folder, recorded = render(session, {**ANSWER_SETS[answers], "python_version": python_version})
@@ -106,7 +108,15 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
         listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello"}))
 
-        week = first_week(lambda *command: in_service(session, *command, silent=True), slug)
+        # The suite ran whole above: after the first week, the new tools' tests and the
+        # runtime's tests of every tool (the gate, the published contract).
+        week = first_week(
+            lambda *command: in_service(session, *command, silent=True),
+            slug,
+            *FIRST_WEEK_TESTS,
+            "tests/runtime/test_contract.py",
+            "tests/runtime/test_contract_snapshot.py",
+        )
         expect(session, listing_problems(week.listing, {"hello", *FIRST_WEEK_TOOLS}))
 
 
