@@ -118,6 +118,24 @@ def test_unsupported_python_is_refused(rendered: Render) -> None:
         rendered(python_version="3.10")
 
 
+def test_new_services_verify_oauth_tokens_by_default(rendered: Render) -> None:
+    service = rendered()
+    assert answers_of(service)["auth"] == "oauth"
+    defaults = (service / "src/mcp_runtime/service_defaults.py").read_text()
+    assert 'AUTH = "oauth"' in defaults
+
+
+@pytest.mark.parametrize("auth", ["demo-header", "none"])
+def test_auth_answer_is_the_services_default(rendered: Render, auth: str) -> None:
+    defaults = (rendered(auth=auth) / "src/mcp_runtime/service_defaults.py").read_text()
+    assert f'AUTH = "{auth}"' in defaults
+
+
+def test_unknown_auth_is_refused(rendered: Render) -> None:
+    with pytest.raises(ValueError, match="Invalid choice for 'auth'"):
+        rendered(auth="basic")
+
+
 def test_refused_answers_write_nothing(rendered: Render, tmp_path: Path) -> None:
     refusal(rendered, package_name="json")
     assert not any((tmp_path / "service-1").rglob("*.py"))

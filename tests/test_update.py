@@ -183,6 +183,7 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     answers = (service / ".copier-answers.yml").read_text()
     assert "_commit: 1.1.0" in answers
     assert "homepage: https://example.com/my-mcp-service" in answers
+    assert "auth: oauth\n" in answers  # answered at 1.0.0, kept
 
     run(service, "uv", "sync", "--quiet")
     assert " passed" in run(service, "uv", "run", "pytest", "-q", "-x").stdout
@@ -295,6 +296,9 @@ def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
     released = (template_repo / "template/tests/runtime/test_deployment.py").read_text()
     assert (tests / "runtime/test_deployment.py").read_text() == released + TEAM_DEPLOYMENT_TEST
     assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
+    # Release 0.9.0 asked no `auth` question: the service keeps the demo header it served.
+    assert "auth: demo-header\n" in (service / ".copier-answers.yml").read_text()
+    assert 'AUTH = "demo-header"' in (service / "src/mcp_runtime/service_defaults.py").read_text()
 
     run(service, "uv", "sync", "--quiet")
     assert " passed" in run(service, "uv", "run", "pytest", "-q", "-x").stdout
