@@ -1,14 +1,19 @@
 """Check a rendered service with MCP clients nobody in this project wrote.
 
-Starts the service (``uv run SLUG serve``) on a free loopback port, with the demo
-credential enabled (``DEMO_TOKENS=demo-token=demo-user``: the service accepts no
-token unless told), and runs:
+Starts the service (``uv run SLUG serve``) on a free loopback port with the
+authentication its ``auth`` answer chose: under ``oauth``, trusting a test issuer
+(``issuer.py``, the runtime's ``LocalIssuer``) that serves its keys and mints the
+clients' token; under ``demo-header``, with the demo credential enabled
+(``DEMO_TOKENS=demo-token=demo-user``: the service accepts no token unless told). Then:
 
 - the official conformance suite, every scenario that ``conformance.json`` says
-  applies (and fails on a scenario it does not classify);
-- the official TypeScript SDK client (``ts_client.mjs``);
+  applies (and fails on a scenario it does not classify), against instances served
+  with ``MCP_AUTH=none`` (the suite sends no credential);
+- the official TypeScript SDK client (``ts_client.mjs``), with the credential, without
+  it, and with each JSON setup of ``deploy/clients/`` resolved as its client resolves it;
 - langchain-mcp-adapters' own client (``langchain_client.py``, in the service's env);
-- the MCP Inspector's CLI mode: tools/list and tools/call.
+- the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh``, and
+  whoami.
 
 Usage: python check_service.py SERVICE_DIR SLUG
 Needs ``npm ci`` done in this folder. Every failure is printed as
@@ -18,6 +23,7 @@ Needs ``npm ci`` done in this folder. Every failure is printed as
 import json
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -25,11 +31,22 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
 DEMO_TOKENS = "demo-token=demo-user"
+SUBJECT = "client-check-user"
+SNIPPET_URL = "http://localhost:8000/mcp"
+INSPECTOR = "npx @modelcontextprotocol/inspector "
+# How each client substitutes a variable in its setup: Claude Code ${VAR} (or
+# ${VAR:-default}), VS Code ${input:ID} (what the user typed), Cursor ${env:VAR}.
+SUBSTITUTIONS = {
+    "claude-code": r"\$\{([A-Z_][A-Z0-9_]*)(?::-[^}]*)?\}",
+    "vscode": r"\$\{input:([a-z][a-z0-9-]*)\}",
+    "cursor": r"\$\{env:([A-Z_][A-Z0-9_]*)\}",
+}
 failures: list[str] = []
 
 
@@ -41,18 +58,31 @@ def report(client: str, subject: str, problem: str | None) -> None:
         print(f"FAIL {client}: {subject}: {problem}")
 
 
-def run(*command: str, cwd: Path = HERE, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run(
+    *command: str, cwd: Path = HERE, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        command, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout, check=False
+        command,
+        cwd=cwd,
+        env={**ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
-@contextmanager
-def served(service: Path, slug: str, **settings: str) -> Iterator[str]:
-    """The service serving streamable HTTP on a free loopback port; yields its MCP URL."""
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served(service: Path, slug: str, port: int | None = None, **settings: str) -> Iterator[str]:
+    """The service serving streamable HTTP on a loopback port; yields its MCP URL."""
+    port = port or free_port()
     log_path = service / f"serve-{port}.log"
     log = log_path.open("w")
     process = subprocess.Popen(
@@ -115,16 +145,34 @@ def conformance(url: str, stateful_url: str) -> None:
     print(f"conformance suite: {applying} scenarios apply, {len(not_applicable)} do not")
 
 
-def inspector(url: str) -> None:
-    def cli(*arguments: str) -> object:
-        result = run("mcp-inspector", "--cli", url, *arguments, timeout=120)
+def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
+    """The CLI commands of deploy/clients/inspector.sh, run against ``url``; then whoami."""
+    token = client["token"] or ""
+
+    def cli(arguments: list[str]) -> Any:
+        result = run("mcp-inspector", *arguments, timeout=120)
         if result.returncode != 0:
             raise RuntimeError(f"exit {result.returncode}: {result.stderr.strip()[-500:]}")
         return json.loads(result.stdout)
 
+    snippet = (service / "deploy" / "clients" / "inspector.sh").read_text()
+    commands = [
+        shlex.split(line.removeprefix(INSPECTOR).replace(SNIPPET_URL, url))
+        for line in snippet.splitlines()
+        if line.startswith(INSPECTOR + "--cli ")
+    ]
+    # What a shell makes of "$MCP_TOKEN" with the token in MCP_TOKEN.
+    commands = [[part.replace("$MCP_TOKEN", token) for part in command] for command in commands]
+    listing = next((c for c in commands if c[c.index("--method") + 1] == "tools/list"), None)
+    calls = [c for c in commands if c[c.index("--method") + 1] == "tools/call"]
+    if listing is None or not calls:
+        report("inspector cli", "inspector.sh", "no tools/list or tools/call command in it")
+        return
+    whoami = [*listing[: listing.index("--method")], "--method", "tools/call"]
+    whoami += ["--tool-name", "whoami", *listing[listing.index("tools/list") + 1 :]]
     checks = {
         ("tools/list", "lists every tool with an outputSchema"): (
-            ["--method", "tools/list"],
+            listing,
             lambda answer: (
                 sorted(
                     tool["name"]
@@ -135,35 +183,115 @@ def inspector(url: str) -> None:
             ),
         ),
         ("hello", "tools/call"): (
-            ["--method", "tools/call", "--tool-name", "hello", "--tool-arg", "name=Ada"],
+            calls[0],
             lambda answer: (
                 answer["structuredContent"] == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
                 and not answer["isError"]
             ),
         ),
-        ("whoami", "tools/call with its header"): (
-            [
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "whoami",
-                "--header",
-                "x-demo-token: demo-token",
-            ],
-            lambda answer: answer["structuredContent"]["account"] == "demo-user",
-        ),
     }
+    if client["account"] is not None:
+        checks["whoami", "tools/call with the credential"] = (
+            whoami,
+            lambda answer: answer["structuredContent"]["account"] == client["account"],
+        )
     for (tool, what), (arguments, accept) in checks.items():
         try:
-            answer = cli(*arguments)
+            answer = cli(arguments)
             problem = None if accept(answer) else f"unexpected answer {answer!r}"
         except Exception as exc:  # the check reports any failure, whatever its kind
-            problem = f"{type(exc).__name__}: {exc}"
+            problem = f"{type(exc).__name__}: {exc}".replace(token or "\0", "<token>")
         report("inspector cli", f"{tool}: {what}", problem)
 
 
-def script(client: str, command: list[str], cwd: Path) -> None:
-    result = run(*command, cwd=cwd)
+def answered(service: Path, question: str) -> str:
+    """The service's answer to a template question, from its .copier-answers.yml."""
+    answers = (service / ".copier-answers.yml").read_text()
+    found = re.search(rf"^{question}: (\S+)$", answers, re.MULTILINE)
+    return found[1].strip("'\"") if found else ""
+
+
+Credentials = tuple[dict[str, str], dict[str, Any]]
+
+
+@contextmanager
+def credentials(service: Path, auth: str, url: str) -> Iterator[Credentials]:
+    """The settings that serve ``url`` with ``auth``, and what a client sends and gets back.
+
+    The client side: ``auth``, ``headers`` (the credential), ``token`` (the value of
+    MCP_TOKEN the setups in deploy/clients/ substitute), ``account`` (what whoami answers
+    with the credential), and ``issuer`` under oauth.
+    """
+    if auth == "oauth":
+        command = ["uv", "run", "--quiet", "python", str(HERE / "issuer.py"), url, SUBJECT]
+        issuer = subprocess.Popen(
+            command, cwd=service, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert issuer.stdin is not None
+        assert issuer.stdout is not None
+        try:
+            line = issuer.stdout.readline()
+            if not line:
+                sys.exit("the test issuer did not start")
+            started = json.loads(line)
+            token = started["token"]
+            yield (
+                started["environment"],
+                {
+                    "auth": auth,
+                    "headers": {"Authorization": f"Bearer {token}"},
+                    "token": token,
+                    "account": SUBJECT,
+                    "issuer": started["issuer"],
+                },
+            )
+        finally:
+            issuer.stdin.close()
+            issuer.wait(timeout=30)
+    elif auth == "demo-header":
+        yield (
+            {"MCP_AUTH": auth, "DEMO_TOKENS": DEMO_TOKENS},
+            {
+                "auth": auth,
+                "headers": {"x-demo-token": "demo-token"},
+                "token": "demo-token",
+                "account": "demo-user",
+            },
+        )
+    else:
+        yield {"MCP_AUTH": "none"}, {"auth": auth, "headers": {}, "token": None, "account": None}
+
+
+def substitute(pattern: str, values: dict[str, str], text: str) -> str:
+    """``text`` with each match of ``pattern`` replaced by the value of the variable it names."""
+    return re.sub(pattern, lambda found: values.get(found[1], found[0]), text)
+
+
+def setups(service: Path, url: str, client: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each JSON setup of deploy/clients/, resolved as its client resolves it, for ``url``.
+
+    Each is ``{"name", "url", "headers"}``: the variables substituted with the client's own
+    syntax (MCP_TOKEN, or what the user types at VS Code's prompt, being the token).
+    """
+    resolved = []
+    for path in sorted((service / "deploy" / "clients").glob("*.json")):
+        client_name = path.name.split(".")[0].removesuffix("-token")
+        config = json.loads(path.read_text())
+        [server] = config["servers" if client_name == "vscode" else "mcpServers"].values()
+        values = {"MCP_TOKEN": client["token"] or ""}
+        values |= {entry["id"]: client["token"] or "" for entry in config.get("inputs", [])}
+        headers = {
+            name: substitute(SUBSTITUTIONS[client_name], values, value)
+            for name, value in server.get("headers", {}).items()
+        }
+        resolved.append(
+            {"name": path.name, "url": server["url"].replace(SNIPPET_URL, url), "headers": headers}
+        )
+    return resolved
+
+
+def script(client: str, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+    result = run(*command, cwd=cwd, env=env)
     print(result.stdout, end="")
     if result.returncode != 0:
         lines = [line for line in result.stdout.splitlines() if line.startswith("FAIL ")]
@@ -173,15 +301,23 @@ def script(client: str, command: list[str], cwd: Path) -> None:
 
 
 def main(service: Path, slug: str) -> int:
+    auth = answered(service, "auth")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
     with (
-        served(service, slug, DEMO_TOKENS=DEMO_TOKENS) as url,
-        served(service, slug, MCP_STATELESS="false", DEMO_TOKENS=DEMO_TOKENS) as stateful_url,
+        credentials(service, auth, url) as (settings, client),
+        served(service, slug, port, **settings),
+        served(service, slug, MCP_AUTH="none") as open_url,
+        served(service, slug, MCP_STATELESS="false", MCP_AUTH="none") as stateful_url,
     ):
-        conformance(url, stateful_url)
-        script("ts-sdk client", ["node", str(HERE / "ts_client.mjs"), url], HERE)
+        conformance(open_url, stateful_url)
+        client["setups"] = setups(service, url, client)
+        # The token travels to the clients in the environment, never on a command line.
+        secret = {"MCP_CLIENT_CHECK": json.dumps(client)}
+        script("ts-sdk client", ["node", str(HERE / "ts_client.mjs"), url], HERE, secret)
         langchain = ["uv", "run", "--quiet", "python", str(HERE / "langchain_client.py"), url]
-        script("langchain client", langchain, service)
-        inspector(url)
+        script("langchain client", langchain, service, secret)
+        inspector(service, url, client)
     if failures:
         print(f"\n{len(failures)} client check(s) failed:", file=sys.stderr)
         print("\n".join(f"  {failure}" for failure in failures), file=sys.stderr)

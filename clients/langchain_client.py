@@ -4,15 +4,16 @@ Loads the served tools back as LangChain tools, calls them as an agent would
 (with a tool call), and checks that the structured payload comes back as the
 tool message's artifact. Run it in the service's environment:
 
-    uv run --project SERVICE python langchain_client.py URL
+    MCP_CLIENT_CHECK=JSON uv run --project SERVICE python langchain_client.py URL
 
-The service must accept the demo token: serve it with
-``DEMO_TOKENS=demo-token=demo-user`` (``check_service.py`` does).
+``MCP_CLIENT_CHECK`` (``check_service.py`` sets it) holds the credential to send,
+``headers``, and what whoami answers with it, ``account`` (null: whoami is not called).
 Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
 """
 
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -75,13 +76,23 @@ async def expect_error(tool: BaseTool, what: str, arguments: dict[str, Any], tex
         report(tool.name, what, None)
 
 
+async def expect_account(tool: BaseTool, account: str) -> None:
+    """whoami, called with the credential, answers the credential's account."""
+    try:
+        message = await call(tool, {})
+    except Exception as exc:  # the check reports any failure, whatever its kind
+        report(tool.name, "with the credential", f"{type(exc).__name__}: {exc}")
+        return
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    got = (artifact.get("structured_content") or {}).get("account")
+    problem = None if got == account else f"the account is {got!r}, not {account!r}"
+    report(tool.name, "with the credential", problem)
+
+
 async def main(url: str) -> int:
+    setup = json.loads(os.environ["MCP_CLIENT_CHECK"])
     servers: Any = {
-        "service": {
-            "transport": "streamable_http",
-            "url": url,
-            "headers": {"x-demo-token": "demo-token"},
-        }
+        "service": {"transport": "streamable_http", "url": url, "headers": setup["headers"]}
     }
     tools = {tool.name: tool for tool in await MultiServerMCPClient(servers).get_tools()}
     report(
@@ -92,8 +103,8 @@ async def main(url: str) -> int:
     greeting = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
     await expect(tools["hello"], "a valid result", {"name": "Ada"}, greeting)
     await expect_error(tools["hello"], "a returned ToolError", {"name": " "}, "invalid_argument")
-    account = {"message": "The credential belongs to account demo-user.", "account": "demo-user"}
-    await expect(tools["whoami"], "with its header", {}, account)
+    if setup["account"] is not None:
+        await expect_account(tools["whoami"], setup["account"])
     if failures:
         print(f"{len(failures)} check(s) failed:\n" + "\n".join(failures), file=sys.stderr)
         return 1

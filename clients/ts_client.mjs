@@ -4,9 +4,11 @@
 // (and throws when it does not validate), so each successful call here has been
 // validated by a client nobody in this project wrote.
 //
-// Usage: node ts_client.mjs URL
-// The service must accept the demo token: serve it with DEMO_TOKENS=demo-token=demo-user
-// (check_service.py does).
+// Usage: MCP_CLIENT_CHECK=JSON node ts_client.mjs URL
+// MCP_CLIENT_CHECK says how the service at URL authenticates and what to send
+// (check_service.py sets it): {"auth": "oauth" | "demo-header" | "none", "headers": the
+// credential, "account": what whoami answers with it (or null), "issuer" (under oauth),
+// "setups": the JSON setups of deploy/clients/, resolved: [{"name", "url", "headers"}]}.
 // Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -14,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { deepStrictEqual } from "node:assert/strict";
 
 const url = new URL(process.argv[2]);
+const setup = JSON.parse(process.env.MCP_CLIENT_CHECK);
 const failures = [];
 
 async function connect(headers = {}) {
@@ -45,8 +48,8 @@ function expectPayload(result, expected, isError = false) {
   deepStrictEqual(JSON.parse(textOf(result)), expected, "the text block");
 }
 
-const client = await connect({ "x-demo-token": "demo-token" });
-const anonymous = await connect();
+const client = await connect(setup.headers);
+const anonymous = setup.auth === "oauth" ? null : await connect();
 
 const { tools } = await client.listTools();
 const names = tools.map((tool) => tool.name).sort();
@@ -56,6 +59,12 @@ await check("tools/list", "lists hello and whoami", async () => {
 for (const tool of tools) {
   await check(tool.name, "advertises an object outputSchema", async () => {
     deepStrictEqual(tool.outputSchema?.type, "object");
+  });
+  await check(tool.name, "advertises a title and its annotations", async () => {
+    if (typeof tool.title !== "string" || tool.title.trim() === "") throw new Error("no title");
+    for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]) {
+      deepStrictEqual(typeof tool.annotations?.[hint], "boolean", `annotations.${hint}`);
+    }
   });
 }
 
@@ -90,19 +99,80 @@ await check("hello", "an argument of the wrong type", async () => {
   deepStrictEqual(result.isError, true, "isError");
   deepStrictEqual(textOf(result), "Invalid arguments for tool 'hello': name: Input should be a valid string");
 });
-await check("whoami", "with its header", async () => {
-  const result = await client.callTool({ name: "whoami", arguments: {} });
-  expectPayload(result, {
-    message: "The credential belongs to account demo-user.",
-    account: "demo-user",
+if (setup.account !== null) {
+  await check("whoami", "with the credential", async () => {
+    const result = await client.callTool({ name: "whoami", arguments: {} });
+    deepStrictEqual(result.isError ?? false, false, "isError");
+    deepStrictEqual(result.structuredContent?.account, setup.account, "the account");
   });
-});
-await check("whoami", "without its header", async () => {
-  const result = await anonymous.callTool({ name: "whoami", arguments: {} });
-  deepStrictEqual(result.isError, true, "isError");
-  deepStrictEqual(result.structuredContent, undefined, "structuredContent");
-  if (!textOf(result).includes("x-demo-token")) throw new Error("the message does not name the header");
-});
+}
+if (setup.auth === "demo-header") {
+  await check("whoami", "without its header", async () => {
+    const result = await anonymous.callTool({ name: "whoami", arguments: {} });
+    deepStrictEqual(result.isError, true, "isError");
+    deepStrictEqual(result.structuredContent, undefined, "structuredContent");
+    if (!textOf(result).includes("x-demo-token")) throw new Error("the message does not name the header");
+  });
+}
+if (setup.auth === "oauth") {
+  await check("initialize", "without a token: 401, pointing at the resource metadata", async () => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "probe", version: "1" } },
+      }),
+    });
+    deepStrictEqual(response.status, 401, "status");
+    const challenge = response.headers.get("www-authenticate") ?? "";
+    const found = /^Bearer .*resource_metadata="([^"]+)"/.exec(challenge);
+    if (!found) throw new Error(`WWW-Authenticate names no resource_metadata: ${challenge}`);
+    const metadata = await (await fetch(found[1])).json();
+    deepStrictEqual(metadata.resource, url.href, "the metadata's resource");
+    const servers = (metadata.authorization_servers ?? []).map((server) => String(server).replace(/\/$/, ""));
+    deepStrictEqual(servers, [setup.issuer], "its authorization servers");
+  });
+  await check("initialize", "without a token: the SDK client refuses to go on", async () => {
+    let connected = false;
+    try {
+      await (await connect()).close();
+      connected = true;
+    } catch (error) {
+      // expected: the service answered 401, and this client has no way to sign in
+      deepStrictEqual(error.code, 401, `the error ${error.message}`);
+    }
+    if (connected) throw new Error("connected without a token");
+  });
+}
+for (const snippet of setup.setups ?? []) {
+  await check(snippet.name, "the setup, resolved as its client does, reaches the service", async () => {
+    const sent = new StreamableHTTPClientTransport(new URL(snippet.url), {
+      requestInit: { headers: snippet.headers },
+    });
+    const viaSetup = new Client({ name: "ts-sdk-setup-check", version: "1.0.0" });
+    const signsIn = setup.auth === "oauth" && Object.keys(snippet.headers).length === 0;
+    try {
+      await viaSetup.connect(sent);
+    } catch (error) {
+      if (signsIn && error.code === 401) return; // answered 401: the client signs in itself
+      throw error;
+    }
+    try {
+      if (signsIn) throw new Error("connected without signing in");
+      if (setup.account !== null && Object.keys(snippet.headers).length > 0) {
+        const result = await viaSetup.callTool({ name: "whoami", arguments: {} });
+        deepStrictEqual(result.structuredContent?.account, setup.account, "the account");
+      } else {
+        await viaSetup.listTools();
+      }
+    } finally {
+      await viaSetup.close();
+    }
+  });
+}
 await check("no_such_tool", "an unknown tool", async () => {
   const result = await client.callTool({ name: "no_such_tool", arguments: {} });
   deepStrictEqual(result.isError, true, "isError");
@@ -110,7 +180,7 @@ await check("no_such_tool", "an unknown tool", async () => {
 });
 
 await client.close();
-await anonymous.close();
+await anonymous?.close();
 if (failures.length > 0) {
   console.error(`${failures.length} check(s) failed:\n${failures.join("\n")}`);
   process.exit(1);

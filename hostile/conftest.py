@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 from harness import Launcher, Server, Slot
+from mcp_runtime.oauth_testing import LocalIssuer
 
 
 @pytest.fixture
@@ -12,13 +13,20 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(scope="session")
+def issuer() -> Iterator[LocalIssuer]:
+    """The authorization server whose tokens the suite's servers accept."""
+    with LocalIssuer() as running:
+        yield running
+
+
 @pytest.fixture(scope="module")
-def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+def launch(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Iterator[Launcher]:
     """Start a server with the given settings; every one is stopped when the module ends."""
     started: list[Server] = []
 
     def start(**env: str) -> Server:
-        server = Server(env, tmp_path_factory.mktemp("server"))
+        server = Server(env, tmp_path_factory.mktemp("server"), issuer)
         started.append(server)
         return server
 

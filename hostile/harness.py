@@ -1,7 +1,9 @@
 """Real servers for the hostile suite, and the checks every answer goes through.
 
 A :class:`Server` is the service's own ``serve`` command in a process of its own, on
-a free loopback port, with its log kept in a file the tests read. Calls go over
+a free loopback port, with its log kept in a file the tests read. It verifies OAuth
+tokens as a deployed service does, from a :class:`LocalIssuer` the suite runs, and
+every request sends a valid token unless a test says otherwise. Calls go over
 raw HTTP (:meth:`Server.call`, to see every byte) or through a real MCP client
 session (:func:`client_call`). Every ``structuredContent`` received is validated
 against the tool's advertised ``outputSchema`` with formats checked.
@@ -26,6 +28,7 @@ from typing import Any
 import anyio
 import httpx
 from jsonschema import Draft202012Validator
+from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.testing import connect_http, free_port
 from mcp_runtime.toolsets import find_service
 
@@ -118,9 +121,12 @@ def error_text(result: dict[str, Any]) -> str:
 class Server:
     """``python -m mcp_runtime serve`` on a free loopback port, its log kept in a file."""
 
-    def __init__(self, env: Mapping[str, str], folder: Path) -> None:
+    def __init__(self, env: Mapping[str, str], folder: Path, issuer: LocalIssuer) -> None:
         self.port = free_port()
         self.log_path = folder / f"serve-{self.port}.log"
+        self.issuer = issuer
+        self.token = issuer.token(subject="hostile-suite", audience=self.url, expires_in=3600)
+        self.credentials = {"authorization": f"Bearer {self.token}"}
         inherited = {
             key: value
             for key, value in os.environ.items()
@@ -131,7 +137,7 @@ class Server:
             self.process = subprocess.Popen(
                 command,
                 cwd=folder,
-                env={**inherited, **env},
+                env={**inherited, **issuer.environment(self.url), **env},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -150,6 +156,11 @@ class Server:
     @property
     def url(self) -> str:
         return f"{self.base}/mcp"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers of a well-formed MCP request, with the suite's valid token."""
+        return {**HEADERS, **self.credentials}
 
     def _wait_until_serving(self) -> None:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -204,7 +215,7 @@ class Server:
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
         with httpx.Client(timeout=seconds) as client:
             response = client.post(
-                self.url, content=content, headers={**HEADERS, **(headers or {})}
+                self.url, content=content, headers={**self.headers, **(headers or {})}
             )
         return Answer(
             response.status_code, response.content, response.headers.get("content-type", "")
@@ -274,9 +285,13 @@ async def client_call(
     *,
     headers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``tools/call`` through a real MCP client session; the result as JSON, validated."""
+    """``tools/call`` through a real MCP client session; the result as JSON, validated.
+
+    The session sends the suite's valid token unless ``headers`` are given.
+    """
     with anyio.fail_after(ANSWER_SECONDS * 2):
-        async with connect_http(server.url, headers=headers) as session:
+        sent = server.credentials if headers is None else headers
+        async with connect_http(server.url, headers=sent) as session:
             result = await session.call_tool(
                 name, arguments, read_timeout_seconds=timedelta(seconds=ANSWER_SECONDS)
             )

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from harness import HEADERS, PROTOCOL, Launcher, Server, Slot, raw_connection
+from harness import PROTOCOL, Launcher, Server, Slot, raw_connection
 
 READ_TIMEOUT = 0.5
 MAX_CONNECTIONS = 4
@@ -26,7 +26,11 @@ def slot(launch: Launcher) -> Slot:
 
 
 def test_get_on_the_mcp_endpoint_is_405_when_stateless(server: Server) -> None:
-    headers = {"accept": "text/event-stream", "mcp-protocol-version": PROTOCOL}
+    headers = {
+        "accept": "text/event-stream",
+        "mcp-protocol-version": PROTOCOL,
+        **server.credentials,
+    }
     with (
         httpx.Client(timeout=1) as client,
         client.stream("GET", server.url, headers=headers) as got,
@@ -59,7 +63,9 @@ def test_connections_past_the_limit_are_answered_503(server: Server) -> None:
         held = [pool.submit(slow_call) for _ in range(MAX_CONNECTIONS)]
         time.sleep(0.5)  # the calls are in flight, each on a connection of its own
         try:
-            extra = httpx.post(server.url, json=request, headers=HEADERS, timeout=5).status_code
+            extra = httpx.post(
+                server.url, json=request, headers=server.headers, timeout=5
+            ).status_code
         except httpx.HTTPError as exc:
             pytest.fail(f"the connection past the limit got no answer: {exc!r}")
         statuses = [future.result() for future in held]

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from harness import HEADERS, Launcher, Server, Slot, raw_connection
+from harness import Launcher, Server, Slot, raw_connection
 
 TIMEOUT = 1.0
 
@@ -70,7 +70,7 @@ def test_a_call_cut_short_by_its_client_leaves_one_cancelled_line(
         httpx.Client(timeout=httpx.Timeout(5, read=TIMEOUT / 4)) as client,
         pytest.raises(httpx.ReadTimeout),
     ):
-        client.post(server.url, json=request, headers=HEADERS)
+        client.post(server.url, json=request, headers=server.headers)
     # The connection is closed now; the tool would have finished within its deadline.
     assert server.wait_for_call_lines(mark, tool, seconds=TIMEOUT * 3) == ["cancelled"]
     server.assert_alive()
@@ -83,6 +83,7 @@ def test_a_client_that_leaves_mid_body_leaves_no_error(server: Server) -> None:
         f"Host: 127.0.0.1:{server.port}\r\n"
         "Content-Type: application/json\r\n"
         "Accept: application/json, text/event-stream\r\n"
+        f"Authorization: Bearer {server.token}\r\n"
         "Content-Length: 1000\r\n\r\n"
     )
     with raw_connection(server) as connection:

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from harness import HEADERS, Answer, Launcher, Server, validate
+from harness import Answer, Launcher, Server, validate
 
 CALLERS = 20
 WORK_SECONDS = 1.0
@@ -49,7 +49,9 @@ def one_call(server: Server) -> str:
     }
     with httpx.Client(timeout=15) as client:
         try:
-            with client.stream("POST", server.url, json=request, headers=HEADERS) as response:
+            with client.stream(
+                "POST", server.url, json=request, headers=server.headers
+            ) as response:
                 try:
                     body = response.read()
                 except httpx.HTTPError as exc:

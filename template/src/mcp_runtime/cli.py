@@ -18,7 +18,7 @@ from mcp_runtime import serving
 from mcp_runtime.contract_snapshot import (
     SNAPSHOT,
     compare,
-    contract_of,
+    live_contract,
     read_snapshot,
     record,
     render,
@@ -26,7 +26,7 @@ from mcp_runtime.contract_snapshot import (
 )
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
-from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
 from mcp_runtime.toolsets import ServiceNotFoundError, find_service
 from mcp_runtime.violations import ContractError
 
@@ -127,6 +127,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.run("stdio")
         return 0
+    require_http_auth(settings)
     if settings.workers > 1 and not settings.stateless:
         raise SettingsError(
             "bad setting MCP_WORKERS: stateful sessions (MCP_STATELESS=false) live in one "
@@ -160,7 +161,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _contract(args: argparse.Namespace) -> int:
     server = build_server(service=args.service, settings=args.settings)
-    live = contract_of(asyncio.run(server.list_tools()))
+    live = live_contract(server)
     path = Path.cwd() / SNAPSHOT
     write_command = f"uv run {args.service.name} contract --write"
     if args.write is not None:

@@ -1,28 +1,43 @@
 """The published contract, and what a change to it does to the clients that call it.
 
-The contract is every tool's name, description, ``inputSchema`` and
-``outputSchema``, as ``tools/list`` advertises them, kept in ``contract/tools.json``
-(sorted, so that a diff reads well). :func:`compare` classifies each difference
-between the committed snapshot and the live service:
+The contract is every tool's name, title, description, ``inputSchema``,
+``outputSchema``, ``annotations`` and ``_meta``, as ``tools/list`` advertises them,
+and the OAuth ``scopes`` a call needs, kept in ``contract/tools.json`` (sorted, so
+that a diff reads well). :func:`compare` classifies each difference between the
+committed snapshot and the live service:
 
 - breaking: a tool removed (or renamed); an argument removed, added as required,
   made required, or its type narrowed or changed; a result key removed or its
-  type changed; the ToolError arm removed;
+  type changed; the ToolError arm removed; a tool turned destructive
+  (``readOnlyHint`` true to false, or ``destructiveHint`` false to true), not
+  idempotent (``idempotentHint`` true to false) or open-world (``openWorldHint``
+  false to true); a scope newly required;
 - compatible: a new tool; a new optional argument; a widened argument type; a new
-  result key (``NotRequired``); a ToolError arm added; a description changed.
+  result key (``NotRequired``); a ToolError arm added; a description, title or
+  ``_meta`` changed; the reverse of each breaking hint change; a scope dropped.
+
+A snapshot recorded before tools had metadata has no title, annotations, ``_meta``
+or scopes: it is read as what clients saw then (no title, no ``_meta``, no scope,
+and the MCP default of each hint), so every difference there is compatible until
+``contract --write`` records the metadata.
 """
 
+import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mcp_runtime.contract_tool import ContractTool
+from mcp_runtime.sdk import FastMCP, served_tools
 
 __all__ = [
     "SNAPSHOT",
     "Difference",
     "compare",
     "contract_of",
+    "live_contract",
     "read_snapshot",
     "record",
     "render",
@@ -31,6 +46,26 @@ __all__ = [
 
 SNAPSHOT = Path("contract") / "tools.json"
 IGNORED = {"description", "title"}
+# What a client assumes of a hint a tool does not serve (the MCP specification's defaults).
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+# Each hint's change that breaks a client relying on it: (from, to, what it means).
+HINT_BREAKS = {
+    "readOnlyHint": (True, False, "no longer read-only: it may change its environment"),
+    "destructiveHint": (False, True, "now destructive: it may delete or overwrite data"),
+    "idempotentHint": (True, False, "no longer idempotent: a repeated call may do more"),
+    "openWorldHint": (False, True, "now open-world: it may reach external systems"),
+}
+HINT_EASES = {
+    "readOnlyHint": "now read-only",
+    "destructiveHint": "no longer destructive",
+    "idempotentHint": "now idempotent",
+    "openWorldHint": "no longer open-world",
+}
 
 
 @dataclass(frozen=True)
@@ -49,18 +84,37 @@ class Difference:
         return f"{where}: {self.change} (before: {self.before}; after: {self.after})"
 
 
-def contract_of(tools: Iterable[Any]) -> dict[str, Any]:
-    """The contract of ``tools`` (``tools/list`` entries), sorted by tool name."""
-    entries = [
-        {
+def contract_of(
+    tools: Iterable[Any], scopes: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """The contract of ``tools`` (``tools/list`` entries) and the ``scopes`` each tool
+    requires (by name), sorted by tool name."""
+    entries = []
+    for tool in tools:
+        entry = {
             "name": tool.name,
+            "title": tool.title,
             "description": tool.description,
             "inputSchema": tool.inputSchema,
             "outputSchema": tool.outputSchema,
+            "annotations": tool.annotations.model_dump(exclude_none=True)
+            if tool.annotations
+            else {},
+            "scopes": sorted((scopes or {}).get(tool.name, ())),
         }
-        for tool in tools
-    ]
+        if tool.meta:
+            entry["_meta"] = tool.meta
+        entries.append(entry)
     return {"tools": sorted(entries, key=lambda entry: str(entry["name"]))}
+
+
+def live_contract(server: FastMCP) -> dict[str, Any]:
+    """The contract ``server`` serves: its ``tools/list``, with each tool's scopes."""
+    listed = asyncio.run(server.list_tools())
+    scopes = {
+        tool.name: tool.scopes for tool in served_tools(server) if isinstance(tool, ContractTool)
+    }
+    return contract_of(listed, scopes)
 
 
 def record(recorded: dict[str, Any], live: dict[str, Any], tools: Iterable[str]) -> dict[str, Any]:
@@ -99,6 +153,58 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
             )
         found += _arguments(name, was.get("inputSchema") or {}, now.get("inputSchema") or {})
         found += _results(name, was.get("outputSchema") or {}, now.get("outputSchema") or {})
+        found += _metadata(name, was, now)
+    return found
+
+
+def _metadata(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Difference]:
+    """Differences of title, hints, scopes and ``_meta``. An entry recorded before tools
+    had metadata is read as what clients saw then: no title, the MCP default of each
+    hint, no scope, no ``_meta``."""
+    unrecorded = "annotations" not in was
+    found = []
+    if was.get("title") != now.get("title"):
+        before = "not recorded" if unrecorded else _brief(was.get("title") or "")
+        found.append(
+            Difference(tool, "title", "title changed", before, _brief(now.get("title")), False)
+        )
+    old_hints, new_hints = was.get("annotations") or {}, now.get("annotations") or {}
+    for hint, default in HINT_DEFAULTS.items():
+        before, after = old_hints.get(hint, default), new_hints.get(hint, default)
+        if before == after:
+            continue
+        breaking_from, breaking_to, meaning = HINT_BREAKS[hint]
+        breaking = (before, after) == (breaking_from, breaking_to)
+        shown = json.dumps(before)
+        found.append(
+            Difference(
+                tool,
+                f"annotation {hint}",
+                meaning if breaking else HINT_EASES[hint],
+                f"not recorded, read as {shown}" if unrecorded else shown,
+                json.dumps(after),
+                breaking,
+            )
+        )
+    old_scopes, new_scopes = set(was.get("scopes") or ()), set(now.get("scopes") or ())
+    for scope in sorted(new_scopes - old_scopes):
+        change = "scope now required: a caller's token without it is refused"
+        found.append(Difference(tool, f"scope {scope}", change, "not required", "required", True))
+    for scope in sorted(old_scopes - new_scopes):
+        change = "scope no longer required"
+        found.append(Difference(tool, f"scope {scope}", change, "required", "not required", False))
+    old_meta, new_meta = was.get("_meta") or {}, now.get("_meta") or {}
+    if old_meta != new_meta:
+        found.append(
+            Difference(
+                tool,
+                "_meta",
+                "_meta changed",
+                _clip(json.dumps(old_meta, sort_keys=True, ensure_ascii=False)),
+                _clip(json.dumps(new_meta, sort_keys=True, ensure_ascii=False)),
+                False,
+            )
+        )
     return found
 
 
@@ -258,8 +364,11 @@ def _shown(schema: dict[str, Any]) -> str:
 
 
 def _brief(text: object) -> str:
-    flat = " ".join(str(text or "").split())
-    return json.dumps(flat if len(flat) <= 60 else flat[:57] + "...")
+    return json.dumps(_clip(" ".join(str(text or "").split())))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def report(differences: list[Difference], write_command: str) -> str:

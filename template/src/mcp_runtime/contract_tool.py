@@ -9,6 +9,8 @@
 - a returned value is checked by the tool's :class:`OutputContract`; a returned
   ``ToolError``, a result that breaks the annotation, bad arguments, a deadline
   and a shutdown all answer ``isError: true``;
+- a verified caller (``MCP_AUTH=oauth``) whose token lacks one of the tool's
+  ``scopes`` is answered ``isError: true`` naming the scopes it lacks;
 - every call logs one line: the tool, the outcome and the duration.
 """
 
@@ -28,6 +30,7 @@ from langchain_core.tools.base import _get_runnable_config_param
 from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, ValidationError
 
+from mcp_runtime.auth import current_caller
 from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.logs import log_call
 from mcp_runtime.output_contract import (
@@ -106,6 +109,7 @@ class ContractTool(SDKTool):
     contract: OutputContract = Field(exclude=True, repr=False)
     caller: ToolCaller = Field(exclude=True, repr=False)
     policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
+    scopes: tuple[str, ...] = Field((), description="OAuth scopes a caller's token must hold")
 
     async def run(
         self,
@@ -127,6 +131,14 @@ class ContractTool(SDKTool):
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
+        caller = current_caller()
+        missing = [scope for scope in self.scopes if caller and scope not in caller.scopes]
+        if missing:
+            message = (
+                f"Tool '{self.name}' needs the OAuth scope(s) {', '.join(missing)}, which the "
+                "caller's token does not grant: ask the authorization server for a token with them."
+            )
+            return error_result(message), "forbidden"
         arguments = pre_parse_json(self.fn_metadata, arguments)
         try:
             parsed = self.caller.parse(arguments)

@@ -28,7 +28,8 @@ from mcp_runtime.output_contract import (
     property_names,
     time_types_without_offset,
 )
-from mcp_runtime.sdk import tool_metadata
+from mcp_runtime.sdk import func_metadata
+from mcp_runtime.tool_metadata import ToolMetadata, read_declaration
 from mcp_runtime.tool_result import ToolError, ToolResult
 from mcp_runtime.toolsets import BrokenToolset, Toolset
 from mcp_runtime.violations import ContractError, ContractViolation
@@ -61,6 +62,12 @@ RULES = {
     "json-schema": "Every data key's type has a JSON schema (`str`, `int`, `float`, `bool`, "
     "`list[...]`, `dict[str, ...]`, `Literal[...]`, nested `TypedDict`s), and a moment in "
     "time is `AwareDatetime`, never a plain `datetime` or `time`.",
+    "tool-metadata": "A metadata declaration (`@tool_metadata(...)`, or the tool's "
+    '`metadata["mcp"]` dict) has only the keys `title`, `read_only`, `destructive`, '
+    "`idempotent`, `open_world`, `scopes` and `meta`: a non-empty `title`, `True` or `False` "
+    "hints, no read-only tool declared destructive, `scopes` of OAuth scope tokens (RFC "
+    "6749), and a JSON `meta` whose keys are valid `_meta` keys outside the prefixes MCP "
+    "reserves.",
 }
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -320,6 +327,14 @@ def check_json_schema(
     return contract, []
 
 
+def check_metadata(candidate: Candidate) -> tuple[ToolMetadata, list[ContractViolation]]:
+    """``tool-metadata``: the tool's declared title, hints, scopes and ``_meta``."""
+    metadata, problems = read_declaration(candidate.tool)
+    return metadata, [
+        candidate.violation("tool-metadata", problem, fix) for problem, fix in problems
+    ]
+
+
 # The conversion -------------------------------------------------------------------------
 
 
@@ -344,19 +359,25 @@ def to_fastmcp(
     violations += injected_argument_violations(candidate)
     arguments, found = check_input_schema(candidate)
     violations += found
+    metadata, found = check_metadata(candidate)
+    violations += found
     if violations or arguments is None or contract is None:
         raise ContractError(violations)
     caller = ToolCaller(tool, frozenset(property_names(arguments.schema)))
     return ContractTool(
         fn=caller.call,
         name=tool.name,
+        title=metadata.title,
         description=inspect.cleandoc(tool.description),
         parameters=arguments.schema,
-        fn_metadata=tool_metadata(arguments.model, contract.schema),
+        fn_metadata=func_metadata(arguments.model, contract.schema),
         is_async=True,
         contract=contract,
         caller=caller,
         policy=policy or CallPolicy(),
+        annotations=metadata.annotations(),
+        meta=metadata.meta,
+        scopes=metadata.scopes,
     )
 
 

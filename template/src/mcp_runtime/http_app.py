@@ -15,7 +15,9 @@ FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
   the read timeout (408), not UTF-8 (400), nested deeper than the limit (400), or a
   string with a lone UTF-16 surrogate escape such as ``\\ud800`` (400);
 - a client that leaves before it has sent its whole body: one INFO line, and the
-  SDK never sees the request.
+  SDK never sees the request;
+- under ``MCP_AUTH=oauth``, a POST without a valid bearer token is answered the SDK's
+  own 401 before its body is read.
 """
 
 import json
@@ -25,9 +27,10 @@ import re
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_runtime.auth import remember_request_token
 from mcp_runtime.in_flight import IN_FLIGHT
-from mcp_runtime.sdk import FastMCP, served_tool_names
-from mcp_runtime.settings import ServiceSettings, load_settings
+from mcp_runtime.sdk import BearerCheck, FastMCP, bearer_check, served_tool_names
+from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.tool_threads import TOOL_THREADS
 
 __all__ = ["OPEN_REQUESTS", "OpenRequests", "ServiceApp", "app_from_environment", "http_app"]
@@ -53,8 +56,12 @@ OPEN_REQUESTS = OpenRequests()
 
 
 def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "ServiceApp":
-    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``."""
+    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``.
+
+    Raises :class:`SettingsError` when ``MCP_AUTH=oauth`` lacks a setting it needs.
+    """
     settings = settings or ServiceSettings()
+    require_http_auth(settings)
     return ServiceApp(
         server.streamable_http_app(),
         tools=len(served_tool_names(server)),
@@ -63,6 +70,7 @@ def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "Servi
         read_timeout=settings.read_timeout,
         path=server.settings.streamable_http_path,
         stateless=server.settings.stateless_http,
+        bearer=bearer_check(server),
     )
 
 
@@ -95,6 +103,7 @@ class ServiceApp:
         read_timeout: float,
         path: str,
         stateless: bool,
+        bearer: BearerCheck | None = None,
     ) -> None:
         self.app = app
         self.tools = tools
@@ -103,6 +112,7 @@ class ServiceApp:
         self.read_timeout = read_timeout
         self.path = path
         self.stateless = stateless
+        self.bearer = bearer
         self.ready = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -169,6 +179,11 @@ class ServiceApp:
             OPEN_REQUESTS.count -= 1
 
     async def _checked_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.bearer is not None and scope["path"] == self.path:
+            access = await self.bearer.check(scope, receive, send)
+            if access is None:
+                return
+            remember_request_token(access)
         OPEN_REQUESTS.count += 1
         try:
             body = await self._body(receive, send)

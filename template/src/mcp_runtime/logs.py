@@ -2,8 +2,9 @@
 
 Tool calls are logged one line each by ``mcp_runtime.calls`` with the tool, the
 outcome (ok, tool_error, contract_violation, exception, timeout, bad_arguments,
-cancelled when the client left, shutdown when shutdown's grace ended it) and the
-duration. Nothing here logs arguments, results or header values.
+cancelled when the client left, shutdown when shutdown's grace ended it, forbidden
+when the caller's token lacks the tool's scopes) and the duration. Nothing here logs
+arguments, results or header values.
 
 Nor do the libraries under the runtime, at any level: the lines of the MCP SDK,
 ``sse_starlette`` and uvicorn that would carry request contents (params,

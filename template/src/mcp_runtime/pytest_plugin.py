@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import build_server
 
@@ -23,6 +24,13 @@ def anyio_backend() -> str:
 def server() -> FastMCP:
     """The service's server, with every toolset, built through the startup gate."""
     return build_server()
+
+
+@pytest.fixture
+def oauth_issuer() -> Iterator[LocalIssuer]:
+    """A local OAuth issuer serving its signing key on a loopback port, for the test."""
+    with LocalIssuer() as issuer:
+        yield issuer
 
 
 @pytest.fixture(autouse=True)

@@ -250,6 +250,7 @@ def missing_imports(tree: ast.Module) -> str:
         ("pydantic", "Field"),
         ("mcp_runtime", "ToolError"),
         ("mcp_runtime", "ToolResult"),
+        ("mcp_runtime", "tool_metadata"),
     ]
     return "".join(
         f"from {module} import {name}\n"

@@ -21,6 +21,7 @@ IMPORTED = {
     "tool": "the toolset module imports it from langchain_core.tools",
     "pytest": "the tool's tests import it",
     "connect": "the tool's tests import it from mcp_runtime.testing",
+    "tool_metadata": "the toolset module imports it from mcp_runtime",
 }
 
 # A toolset module with one tool.
@@ -32,14 +33,15 @@ from typing import Annotated, NotRequired
 from langchain_core.tools import tool
 from pydantic import Field
 
-from mcp_runtime import ToolError, ToolResult
+from mcp_runtime import ToolError, ToolResult, tool_metadata
 
 ${tool_code}
 
 TOOLS = [${tool}]
 ''')
 
-# One tool: its example data, its result class and the tool function.
+# One tool: its example data, its result class and the tool function, with its metadata
+# (it only reads local data: read-only, idempotent, closed world).
 TOOL = Template('''\
 # Example data: replace with the real source (a database, an API client, ...).
 ${tool}_records: dict[str, str] = {"example": "The example ${words} record."}
@@ -52,6 +54,13 @@ class ${result}(ToolResult):
     record: NotRequired[str]
 
 
+@tool_metadata(
+    title="Fetch one ${words} record",
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
+)
 @tool
 def ${tool}(
     key: Annotated[str, Field(description="The key of the record to fetch, such as 'example'.")],

@@ -10,6 +10,14 @@ imported where they are used.
 from collections.abc import Mapping
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError as SDKToolError
 from mcp.server.fastmcp.tools import Tool as SDKTool
@@ -18,21 +26,30 @@ from mcp.server.lowlevel.server import request_ctx
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from pydantic import BaseModel
+from starlette.requests import HTTPConnection
+from starlette.types import Receive, Scope, Send
 
 __all__ = [
+    "AccessToken",
+    "AuthSettings",
+    "BearerCheck",
     "FastMCP",
     "SDKTool",
     "SDKToolError",
+    "TokenVerifier",
     "TransportSecuritySettings",
     "UrlElicitationRequiredError",
+    "bearer_check",
+    "func_metadata",
     "pre_parse_json",
     "request_headers",
     "served_tool_names",
-    "tool_metadata",
+    "served_tools",
+    "verified_token",
 ]
 
 
-def tool_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:
+def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:
     """What the SDK keeps about a tool's function: its arguments model and output schema.
 
     Built without validation: ``arguments`` is the tool's own model, already checked.
@@ -59,4 +76,49 @@ def request_headers() -> Mapping[str, str] | None:
 
 def served_tool_names(server: FastMCP) -> list[str]:
     """The names of the tools ``server`` serves, in the order it lists them."""
-    return [tool.name for tool in server._tool_manager.list_tools()]
+    return [tool.name for tool in served_tools(server)]
+
+
+def served_tools(server: FastMCP) -> list[SDKTool]:
+    """The tools ``server`` serves, in the order it lists them."""
+    return server._tool_manager.list_tools()
+
+
+def verified_token() -> AccessToken | None:
+    """The access token the SDK verified for the HTTP request being served; else None."""
+    context = request_ctx.get(None)
+    request = getattr(context, "request", None)
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, Mapping) else None
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
+
+
+class BearerCheck:
+    """The SDK's bearer-token check of a request, answering its own 401 when it fails.
+
+    The front runs it before it reads a request's body, so a request without a valid
+    token costs no body parse; the SDK checks the token again, as it always does.
+    """
+
+    def __init__(self, verifier: TokenVerifier, auth: AuthSettings) -> None:
+        self.backend = BearerAuthBackend(verifier)
+        url = auth.resource_server_url
+        metadata_url = build_resource_metadata_url(url) if url is not None else None
+        self.refusal = RequireAuthMiddleware(None, [], metadata_url)
+
+    async def check(self, scope: Scope, receive: Receive, send: Send) -> AccessToken | None:
+        """The request's verified bearer token; None once the SDK's 401 is sent."""
+        authenticated = await self.backend.authenticate(HTTPConnection(scope))
+        if authenticated is not None:
+            _, user = authenticated
+            if isinstance(user, AuthenticatedUser):
+                return user.access_token
+        await self.refusal({"type": "http"}, receive, send)
+        return None
+
+
+def bearer_check(server: FastMCP) -> BearerCheck | None:
+    """The bearer-token check of ``server``; None when it does not verify tokens."""
+    verifier = server._token_verifier
+    auth = server.settings.auth
+    return BearerCheck(verifier, auth) if verifier is not None and auth is not None else None

@@ -2,9 +2,10 @@
 
 from collections.abc import Sequence
 
+from mcp_runtime.auth import JwtVerifier
 from mcp_runtime.contract_tool import CallPolicy
 from mcp_runtime.gate import convert_toolsets, toolset_violations
-from mcp_runtime.sdk import FastMCP, TransportSecuritySettings
+from mcp_runtime.sdk import AuthSettings, FastMCP, TransportSecuritySettings
 from mcp_runtime.settings import ServiceSettings, load_settings
 from mcp_runtime.tool_threads import TOOL_THREADS
 from mcp_runtime.toolsets import Service, Toolset, find_service
@@ -14,6 +15,7 @@ __all__ = [
     "UnknownToolsetError",
     "build_server",
     "create_server",
+    "oauth_settings",
     "transport_security",
 ]
 
@@ -64,6 +66,7 @@ def create_server(
     )
     tools = convert_toolsets(toolsets, violations=violations, policy=policy)
     TOOL_THREADS.resize(settings.tool_threads)
+    verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     return FastMCP(
         name=name,
         tools=list(tools),
@@ -72,6 +75,21 @@ def create_server(
         stateless_http=settings.stateless,
         max_request_body_size=settings.max_request_bytes,
         transport_security=transport_security(settings),
+        auth=oauth_settings(settings) if verifier is not None else None,
+        token_verifier=verifier,
+    )
+
+
+def oauth_settings(settings: ServiceSettings) -> AuthSettings:
+    """The SDK's resource-server settings: its 401s, 403s and protected-resource metadata.
+
+    The verifier checks each token's audience itself, so the SDK does not again.
+    """
+    return AuthSettings(
+        issuer_url=settings.oauth_issuer,
+        resource_server_url=settings.resource_url,
+        required_scopes=list(settings.oauth_scopes) or None,
+        validate_token_resource=False,
     )
 
 

@@ -7,15 +7,39 @@ Command-line options of ``serve`` override the matching settings.
 
 import ipaddress
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["LOOPBACK_HOSTS", "ServiceSettings", "SettingsError", "load_settings"]
+from mcp_runtime.service_defaults import AUTH
+
+__all__ = [
+    "ASYMMETRIC_ALGORITHMS",
+    "LOOPBACK_HOSTS",
+    "ServiceSettings",
+    "SettingsError",
+    "load_settings",
+    "require_http_auth",
+]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+ASYMMETRIC_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The token signing algorithms a service may accept: public-key ones only."""
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+AuthMode = Literal["oauth", "demo-header", "none"]
 
 
 class SettingsError(Exception):
@@ -90,23 +114,126 @@ class ServiceSettings(BaseSettings):
         description="stateless streamable HTTP: any replica answers any request (no session "
         "affinity); false keeps sessions in the process that opened them",
     )
+    auth: AuthMode = Field(
+        AUTH,  # type: ignore[arg-type]
+        description="how HTTP callers are authenticated: oauth (bearer tokens), demo-header "
+        "(the demo tool's x-demo-token header), or none",
+    )
+    oauth_issuer: str | None = Field(
+        None, description="the authorization server's issuer URL (the tokens' `iss`)"
+    )
+    oauth_jwks_url: str | None = Field(
+        None, description="the URL of the authorization server's signing keys (its JWKS)"
+    )
+    resource_url: str | None = Field(
+        None,
+        description="this service's public MCP endpoint URL, such as "
+        "https://mcp.example.com/mcp (the tokens' `aud` must hold it)",
+    )
+    oauth_scopes: CommaList = Field(
+        (), description="OAuth scopes every call needs, comma-separated (empty: none)"
+    )
+    oauth_algorithms: CommaList = Field(
+        ("RS256", "ES256"),
+        description="token signing algorithms accepted, comma-separated (public-key ones only)",
+    )
+    oauth_jwks_cache_seconds: float = Field(
+        600.0, gt=0, description="seconds the signing keys are kept before they are fetched again"
+    )
+    oauth_jwks_refetch_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="fewest seconds between two fetches of the signing keys (an unknown key id "
+        "fetches them again at most this often)",
+    )
 
-    @field_validator("toolsets", "allowed_hosts", "allowed_origins", mode="before")
+    @field_validator(
+        "toolsets",
+        "allowed_hosts",
+        "allowed_origins",
+        "oauth_scopes",
+        "oauth_algorithms",
+        mode="before",
+    )
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("oauth_issuer", "oauth_jwks_url", "resource_url")
+    @classmethod
+    def _https_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        local_http = parts.scheme == "http" and _is_loopback(parts.hostname or "")
+        if not parts.hostname or not (parts.scheme == "https" or local_http):
+            raise ValueError(
+                "must be an absolute https URL, such as https://auth.example.com (http only "
+                "for localhost or 127.0.0.1, in development)"
+            )
+        if parts.fragment:
+            raise ValueError("must not have a #fragment")
+        return value
+
+    @field_validator("oauth_algorithms")
+    @classmethod
+    def _asymmetric(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        refused = [name for name in value if name not in ASYMMETRIC_ALGORITHMS]
+        if refused:
+            raise ValueError(
+                f"{', '.join(refused)} not accepted: name public-key algorithms only, from "
+                f"{', '.join(ASYMMETRIC_ALGORITHMS)}"
+            )
+        if not value:
+            raise ValueError(f"name at least one of {', '.join(ASYMMETRIC_ALGORITHMS)}")
+        return value
+
     @property
     def loopback(self) -> bool:
         """Whether the service binds to the local machine only."""
-        if self.host in LOOPBACK_HOSTS:
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
+        return _is_loopback(self.host)
+
+    @property
+    def oauth_ready(self) -> bool:
+        """Whether HTTP callers must bring bearer tokens, and every setting for them is set."""
+        return self.auth == "oauth" and not _missing_oauth_settings(self)
+
+
+def _is_loopback(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+OAUTH_SETTINGS = {
+    "oauth_issuer": "MCP_OAUTH_ISSUER (the authorization server's issuer URL, its tokens' `iss`)",
+    "oauth_jwks_url": "MCP_OAUTH_JWKS_URL (the URL of its signing keys, its JWKS)",
+    "resource_url": "MCP_RESOURCE_URL (this service's public MCP endpoint URL, such as "
+    "https://mcp.example.com/mcp)",
+}
+
+
+def _missing_oauth_settings(settings: ServiceSettings) -> list[str]:
+    return [text for name, text in OAUTH_SETTINGS.items() if getattr(settings, name) is None]
+
+
+def require_http_auth(settings: ServiceSettings) -> None:
+    """Raise :class:`SettingsError` if ``MCP_AUTH=oauth`` lacks a setting HTTP serving needs."""
+    if settings.auth != "oauth":
+        return
+    missing = _missing_oauth_settings(settings)
+    if missing:
+        raise SettingsError(
+            "bad setting MCP_AUTH=oauth: serving over HTTP needs "
+            + "; ".join(missing)
+            + ". Set them, or set MCP_AUTH=none to serve without authentication on your own "
+            "machine"
+        )
 
 
 def load_settings(**overrides: object) -> ServiceSettings:

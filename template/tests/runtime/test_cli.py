@@ -127,6 +127,7 @@ def test_schema_prints_tools_list(sample_service: Path, capsys: pytest.CaptureFi
         "tools": [
             {
                 "name": "echo",
+                "title": "Echo",
                 "description": "Echo the text back.",
                 "inputSchema": {
                     "description": "Echo the text back.",
@@ -159,6 +160,12 @@ def test_schema_prints_tools_list(sample_service: Path, capsys: pytest.CaptureFi
                             "type": "object",
                         },
                     ],
+                },
+                "annotations": {
+                    "readOnlyHint": False,
+                    "destructiveHint": True,
+                    "idempotentHint": False,
+                    "openWorldHint": True,
                 },
             }
         ]

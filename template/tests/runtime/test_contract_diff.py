@@ -3,8 +3,12 @@
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 
-from mcp_runtime.contract_snapshot import compare, render, report
+from mcp_runtime import ToolResult, tool_metadata
+from mcp_runtime.contract_snapshot import Difference, compare, live_contract, render, report
+from mcp_runtime.server import create_server
+from mcp_runtime.toolsets import Toolset
 
 STRING = {"title": "Name", "type": "string"}
 MESSAGE: dict[str, Any] = {"title": "Message", "type": "string"}
@@ -246,3 +250,158 @@ def test_report_groups_breaking_first_and_says_how_to_record() -> None:
         "If these changes are intended, record them: `uv run svc contract --write`, and "
         "commit contract/tools.json with them.",
     ]
+
+
+# --- tool metadata: title, annotations, scopes, _meta ------------------------
+
+HINTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+
+def declared(**fields: Any) -> dict[str, Any]:
+    """An entry recorded with metadata: a title, every hint, no scope, and ``fields``."""
+    return {**entry(), "title": "Look up", "annotations": HINTS, "scopes": [], **fields}
+
+
+def hinted(**hints: bool) -> dict[str, Any]:
+    return declared(annotations={**HINTS, **hints})
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "text"),
+    [
+        (
+            {"readOnlyHint": True, "destructiveHint": False},
+            {"readOnlyHint": False, "destructiveHint": False},
+            "annotation readOnlyHint: no longer read-only: it may change its environment "
+            "(before: true; after: false)",
+        ),
+        (
+            {"destructiveHint": False},
+            {"destructiveHint": True},
+            "annotation destructiveHint: now destructive: it may delete or overwrite data "
+            "(before: false; after: true)",
+        ),
+        (
+            {"idempotentHint": True},
+            {"idempotentHint": False},
+            "annotation idempotentHint: no longer idempotent: a repeated call may do more "
+            "(before: true; after: false)",
+        ),
+        (
+            {"openWorldHint": False},
+            {"openWorldHint": True},
+            "annotation openWorldHint: now open-world: it may reach external systems "
+            "(before: false; after: true)",
+        ),
+    ],
+    ids=["read-only-lost", "destructive", "idempotent-lost", "open-world"],
+)
+def test_a_hint_turning_riskier_is_breaking_and_back_is_compatible(
+    before: dict[str, bool], after: dict[str, bool], text: str
+) -> None:
+    assert one(hinted(**before), hinted(**after)) == (True, f"lookup: {text}")
+    breaking, back = one(hinted(**after), hinted(**before))
+    assert not breaking
+    hint = text.split(":")[0].removeprefix("annotation ")
+    eased = {
+        "readOnlyHint": "now read-only",
+        "destructiveHint": "no longer destructive",
+        "idempotentHint": "now idempotent",
+        "openWorldHint": "no longer open-world",
+    }[hint]
+    assert back.startswith(f"lookup: annotation {hint}: {eased} (before: ")
+
+
+def test_a_newly_required_scope_is_breaking() -> None:
+    assert one(declared(scopes=["read"]), declared(scopes=["read", "write"])) == (
+        True,
+        "lookup: scope write: scope now required: a caller's token without it is refused "
+        "(before: not required; after: required)",
+    )
+
+
+def test_a_scope_no_longer_required_is_compatible() -> None:
+    assert one(declared(scopes=["read", "write"]), declared(scopes=["write"])) == (
+        False,
+        "lookup: scope read: scope no longer required (before: required; after: not required)",
+    )
+
+
+def test_a_title_change_is_compatible() -> None:
+    assert one(declared(), declared(title="Find")) == (
+        False,
+        'lookup: title: title changed (before: "Look up"; after: "Find")',
+    )
+
+
+def test_a_meta_change_is_compatible() -> None:
+    after = declared(_meta={"com.example/team": "core"})
+    assert one(declared(), after) == (
+        False,
+        'lookup: _meta: _meta changed (before: {}; after: {"com.example/team": "core"})',
+    )
+
+
+def test_a_snapshot_from_before_metadata_reads_as_what_clients_saw() -> None:
+    """A recorded entry without metadata: no title, the MCP defaults, no scope, no _meta."""
+    assert compare(contract(entry()), contract(declared())) == [
+        Difference("lookup", "title", "title changed", "not recorded", '"Look up"', breaking=False)
+    ]
+    live = declared(
+        annotations={**HINTS, "readOnlyHint": True, "destructiveHint": False},
+        _meta={"com.example/team": "core"},
+    )
+    assert [str(d) for d in compare(contract(entry()), contract(live)) if not d.breaking] == [
+        'lookup: title: title changed (before: not recorded; after: "Look up")',
+        "lookup: annotation readOnlyHint: now read-only (before: not recorded, read as false; "
+        "after: true)",
+        "lookup: annotation destructiveHint: no longer destructive (before: not recorded, "
+        "read as true; after: false)",
+        'lookup: _meta: _meta changed (before: {}; after: {"com.example/team": "core"})',
+    ]
+    [scope] = compare(contract(entry()), contract(declared(title=None, scopes=["admin"])))
+    assert (scope.breaking, scope.path) == (True, "scope admin")
+
+
+def test_the_recorded_contract_holds_each_tools_metadata() -> None:
+    @tool_metadata(read_only=True, scopes=("cities", "admin"), meta={"com.example/x": 1})
+    @tool
+    def find_city(city: str) -> ToolResult:
+        """Find a city."""
+        return ToolResult(message=city)
+
+    @tool
+    def plain_city(city: str) -> ToolResult:
+        """Name a city."""
+        return ToolResult(message=city)
+
+    server = create_server("recorded", [Toolset("cities", (plain_city, find_city))])
+    recorded = live_contract(server)["tools"]
+    assert [{k: v for k, v in e.items() if "Schema" not in k} for e in recorded] == [
+        {
+            "name": "find_city",
+            "title": "Find city",
+            "description": "Find a city.",
+            "annotations": {
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": True,
+            },
+            "scopes": ["admin", "cities"],
+            "_meta": {"com.example/x": 1},
+        },
+        {
+            "name": "plain_city",
+            "title": "Plain city",
+            "description": "Name a city.",
+            "annotations": HINTS,
+            "scopes": [],
+        },
+    ]
+    assert compare({"tools": recorded}, live_contract(server)) == []

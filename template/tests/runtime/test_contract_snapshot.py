@@ -5,10 +5,9 @@ it and the live service fails this test; `uv run <service> contract --write`
 records a change made on purpose (commit the file with it).
 """
 
-import asyncio
 from pathlib import Path
 
-from mcp_runtime.contract_snapshot import SNAPSHOT, compare, contract_of, read_snapshot, report
+from mcp_runtime.contract_snapshot import SNAPSHOT, compare, live_contract, read_snapshot, report
 from mcp_runtime.sdk import FastMCP
 from mcp_runtime.toolsets import find_service
 
@@ -19,7 +18,7 @@ WRITE = f"uv run {find_service().name} contract --write"
 def test_no_unrecorded_breaking_change(server: FastMCP) -> None:
     path = ROOT / SNAPSHOT
     assert path.is_file(), f"There is no {SNAPSHOT.as_posix()}: run `{WRITE}` and commit it."
-    live = contract_of(asyncio.run(server.list_tools()))
+    live = live_contract(server)
     differences = compare(read_snapshot(path), live)
     breaking = [difference for difference in differences if difference.breaking]
     assert not breaking, "\n" + report(differences, WRITE)

@@ -4,7 +4,6 @@ No container engine runs in tests: the image recipe is read, the manifests are
 parsed, and the endpoints they point at are requested from a served instance.
 """
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -111,13 +110,6 @@ def test_image_healthcheck_requests_the_liveness_endpoint() -> None:
     [check] = re.findall(r"^HEALTHCHECK .*\n\s+CMD (.*)$", recipe, re.MULTILINE)
     assert f"http://127.0.0.1:{DEFAULT_PORT}/healthz" in check
     assert re.search(rf"^EXPOSE {DEFAULT_PORT}$", recipe, re.MULTILINE)
-
-
-def test_client_config_points_at_the_endpoint() -> None:
-    config = json.loads((ROOT / "deploy" / "mcp-client.json").read_text())
-    entry = config["mcpServers"][NAME]
-    assert entry["type"] == "streamable-http"
-    assert entry["url"] == f"http://localhost:{DEFAULT_PORT}/mcp"
 
 
 def test_no_deployment_artefact_sets_demo_tokens() -> None:

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field, field_validator
 
 from mcp_runtime import ToolResult, to_fastmcp
@@ -254,14 +254,40 @@ def test_a_tool_is_listed_as_langchain_mcp_adapters_lists_it(tool: BaseTool) -> 
     assert ours.description == inspect.cleandoc(theirs.description)
 
 
+# What the upstream conversion does not serve: the output schema and the tool's metadata.
+NOT_UPSTREAM = {"outputSchema", "title", "annotations", "meta"}
+
+
 async def test_clients_list_every_tool_as_the_upstream_conversion_serves_it() -> None:
     ours = create_server("parity", [Toolset("parity", tuple(SCHEMA_CORPUS))])
     theirs = FastMCP("parity", tools=[upstream_to_fastmcp(tool) for tool in SCHEMA_CORPUS])
     listed = []
     for server in (ours, theirs):
         async with connect(server) as session:
-            listed.append(
-                {t.name: (t.inputSchema, t.title) for t in (await session.list_tools()).tools}
-            )
+            tools = (await session.list_tools()).tools
+        listed.append(
+            {
+                entry.name: entry.model_dump(exclude=NOT_UPSTREAM)
+                | {"description": inspect.cleandoc(entry.description or "")}
+                for entry in tools
+            }
+        )
     assert listed[0] == listed[1]
     assert len(listed[0]) == len(SCHEMA_CORPUS)
+
+
+async def test_every_tool_is_listed_with_a_title_and_every_hint_upstream_leaves_out() -> None:
+    server = create_server("parity", [Toolset("parity", (shout, handled))])
+    async with connect(server) as session:
+        tools = (await session.list_tools()).tools
+    assert [(entry.title, entry.annotations) for entry in tools] == [
+        (
+            title,
+            ToolAnnotations(
+                readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
+            ),
+        )
+        for title in ("Shout", "Handled error")
+    ]
+    upstream = upstream_to_fastmcp(shout)
+    assert (upstream.title, upstream.annotations, upstream.meta) == (None, None, None)

@@ -95,10 +95,20 @@ def recorded_tools(service: Path) -> list[str]:
     return [entry["name"] for entry in contract["tools"]]
 
 
-def check_written(service: Path, tools: set[str], before: list[str], mypy_cache: str) -> None:
+def contract_report(service: Path) -> str:
+    """What ``contract`` says of the service (exit 0: no breaking change)."""
+    checked = run(service, "mcp_runtime", "contract")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return checked.stdout
+
+
+def check_written(
+    service: Path, tools: set[str], before: list[str], report: str, mypy_cache: str
+) -> None:
     """The service with the new tools passes scripts/lint; their tests pass, collected
     beside the runtime's tests of the same file names; the contract snapshot records each
-    new tool once, as served."""
+    new tool once, as served, and ``contract`` reports what it did before (for a fresh
+    service: no difference)."""
     lint = (service / "scripts" / "lint").read_text().splitlines()
     commands = [line.removeprefix(UV_RUN).split() for line in lint if line.startswith(UV_RUN)]
     assert [command[0] for command in commands] == ["ruff", "ruff", "mypy"]
@@ -124,8 +134,7 @@ def check_written(service: Path, tools: set[str], before: list[str], mypy_cache:
     assert tested.stdout.splitlines()[-1].startswith(f"{3 * len(tools)} passed"), tested.stdout
 
     assert sorted(recorded_tools(service)) == sorted([*before, *tools])
-    checked = run(service, "mcp_runtime", "contract")
-    assert (checked.returncode, checked.stdout) == (0, "The live contract matches the snapshot.\n")
+    assert contract_report(service) == report
 
 
 def skip_if_the_service_uses(*names: str) -> None:
@@ -141,7 +150,7 @@ def skip_if_the_service_uses(*names: str) -> None:
 
 def test_toolsets_named_like_runtime_modules_are_created(service: Path, mypy_cache: str) -> None:
     skip_if_the_service_uses("serving", "cli", "http")
-    before = recorded_tools(service)
+    before, report = recorded_tools(service), contract_report(service)
     for name in ("serving", "cli", "http"):
         created = run(service, "mcp_runtime.scaffold", "new-toolset", name)
         assert created.returncode == 0, created.stderr
@@ -150,19 +159,19 @@ def test_toolsets_named_like_runtime_modules_are_created(service: Path, mypy_cac
             f"Created the toolset '{name}':\n"
         )
         assert f"uv run {find_service().name} contract --write {name}  " in created.stdout
-    check_written(service, {"serving", "cli", "http"}, before, mypy_cache)
+    check_written(service, {"serving", "cli", "http"}, before, report, mypy_cache)
 
 
 def test_tool_named_like_a_runtime_test_is_added(service: Path, mypy_cache: str) -> None:
     skip_if_the_service_uses("cli")
-    before = recorded_tools(service)
+    before, report = recorded_tools(service), contract_report(service)
     added = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "cli")
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("Added the tool 'cli' to the toolset 'hello':\n")
     assert (service / "tests" / "runtime" / "test_cli.py").read_bytes() == (
         ROOT / "tests" / "runtime" / "test_cli.py"
     ).read_bytes()
-    check_written(service, {"cli"}, before, mypy_cache)
+    check_written(service, {"cli"}, before, report, mypy_cache)
 
 
 @pytest.mark.parametrize("package", ["acme", "mcp_tools", "zeta"])

@@ -5,7 +5,7 @@ from typing import Annotated, NotRequired
 from langchain_core.tools import tool
 from pydantic import Field
 
-from mcp_runtime import ToolError, ToolResult
+from mcp_runtime import ToolError, ToolResult, tool_metadata
 
 
 class HelloResult(ToolResult):
@@ -14,6 +14,7 @@ class HelloResult(ToolResult):
     greeting: NotRequired[str]
 
 
+@tool_metadata(title="Greet a person", read_only=True, idempotent=True, open_world=False)
 @tool
 def hello(
     name: Annotated[str, Field(description="The name of the person to greet.")],

@@ -1,0 +1,282 @@
+"""OAuth 2.1 bearer tokens: verifying them, and the verified caller a tool is serving.
+
+Under ``MCP_AUTH=oauth`` the service is an OAuth resource server. Each HTTP request
+brings a JWT access token from the authorization server; :class:`JwtVerifier` checks
+its signature against the issuer's published keys (:class:`JwksCache`), its issuer,
+audience, lifetime and algorithm, and the SDK answers 401 to a request without a
+valid token. A tool reads who called it with :func:`current_caller`. Tokens are never
+logged, nor put in any message.
+"""
+
+import logging
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+import jwt
+
+from mcp_runtime.sdk import AccessToken, verified_token
+from mcp_runtime.settings import ServiceSettings
+
+__all__ = [
+    "Caller",
+    "JwksCache",
+    "JwtVerifier",
+    "current_caller",
+    "remember_request_token",
+    "using_caller",
+]
+
+logger = logging.getLogger(__name__)
+
+LEEWAY_SECONDS = 30
+"""Clock difference tolerated between the issuer and the service, for exp, nbf and iat."""
+FETCH_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The verified caller of an HTTP request: the token's subject, scopes and claims."""
+
+    subject: str
+    scopes: frozenset[str] = frozenset()
+    client_id: str | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+_override: ContextVar[Caller | None] = ContextVar("_caller_override", default=None)
+# The token the front verified for the request being handled (each request has its context).
+_verified_in_this_request: ContextVar[AccessToken | None] = ContextVar(
+    "_verified_in_this_request", default=None
+)
+
+
+def current_caller() -> Caller | None:
+    """The verified caller of the request being served; None without one.
+
+    None over stdio, in memory, and whenever the service does not verify tokens
+    (``MCP_AUTH`` other than ``oauth``).
+    """
+    override = _override.get()
+    if override is not None:
+        return override
+    token = verified_token()
+    if token is None or not token.subject:
+        return None
+    return Caller(
+        subject=token.subject,
+        scopes=frozenset(token.scopes),
+        client_id=token.client_id or None,
+        claims=dict(token.claims or {}),
+    )
+
+
+def remember_request_token(access: AccessToken) -> None:
+    """Keep the token the front verified for the rest of the request's handling."""
+    _verified_in_this_request.set(access)
+
+
+@contextmanager
+def using_caller(caller: Caller) -> Iterator[None]:
+    """Serve ``caller`` to tools called inside the block (direct calls, tests, agents)."""
+    reset = _override.set(caller)
+    try:
+        yield
+    finally:
+        _override.reset(reset)
+
+
+class JwksCache:
+    """The issuer's signing keys by key id, fetched from its JWKS URL and kept a while.
+
+    The keys are fetched again once ``lifetime`` has passed, or for a key id they
+    lack; never twice within ``min_interval`` seconds, so tokens with made-up key ids
+    cannot make the service hammer the issuer. Concurrent misses share one fetch. A
+    failed fetch keeps the keys already known, and is logged.
+    """
+
+    def __init__(self, url: str, *, lifetime: float, min_interval: float) -> None:
+        self.url = url
+        self.lifetime = lifetime
+        self.min_interval = min_interval
+        self._keys: dict[str | None, dict[str, Any]] = {}
+        self._fetched_at: float | None = None
+        self._attempted_at: float | None = None
+        self._generation = 0
+        self._lock: anyio.Lock | None = None
+
+    async def key(self, key_id: str | None) -> dict[str, Any] | None:
+        """The key (a JWK) ``key_id`` names, or the only key for a token without a key id."""
+        stale = self._fetched_at is None or time.monotonic() - self._fetched_at > self.lifetime
+        if stale or self._find(key_id) is None:
+            await self._refresh(self._generation)
+        return self._find(key_id)
+
+    def _find(self, key_id: str | None) -> dict[str, Any] | None:
+        if key_id is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        return self._keys.get(key_id)
+
+    async def _refresh(self, seen: int) -> None:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._generation != seen:
+                return  # fetched meanwhile, for another request
+            now = time.monotonic()
+            if self._attempted_at is not None and now - self._attempted_at < self.min_interval:
+                return
+            self._attempted_at = now
+            try:
+                keys = await self._fetch()
+            except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
+                logger.warning(
+                    "could not fetch the signing keys from %s (%s); keeping the %d known",
+                    self.url,
+                    type(exc).__name__,
+                    len(self._keys),
+                )
+                return
+            self._keys = keys
+            self._fetched_at = now
+            self._generation += 1
+
+    async def _fetch(self) -> dict[str | None, dict[str, Any]]:
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
+            response = await client.get(self.url)
+            response.raise_for_status()
+            document = response.json()
+        if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+            raise ValueError("the JWKS document has no list of keys")
+        keys: dict[str | None, dict[str, Any]] = {}
+        for entry in document["keys"]:
+            if isinstance(entry, dict) and entry.get("use", "sig") == "sig":
+                keys[entry.get("kid")] = entry
+        return keys
+
+
+class JwtVerifier:
+    """Verifies JWT access tokens (the SDK's ``TokenVerifier``).
+
+    A token is accepted when it is signed with one of ``algorithms`` (public-key ones;
+    ``none`` and HMAC never) by a key of the issuer's JWKS, its ``iss`` is the issuer,
+    its ``aud`` holds the resource URL, it has not expired (``exp`` required), ``nbf``
+    and ``iat`` (if present) are not in the future, and it names its ``sub``.
+    """
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        resource_url: str,
+        keys: JwksCache,
+        algorithms: Sequence[str],
+    ) -> None:
+        self.issuer = issuer
+        self.resource_url = resource_url
+        self.keys = keys
+        self.algorithms = tuple(algorithms)
+
+    @classmethod
+    def from_settings(cls, settings: ServiceSettings) -> "JwtVerifier":
+        """The verifier ``settings`` describe (``oauth_ready`` must be true)."""
+        assert settings.oauth_issuer
+        assert settings.oauth_jwks_url
+        assert settings.resource_url
+        keys = JwksCache(
+            settings.oauth_jwks_url,
+            lifetime=settings.oauth_jwks_cache_seconds,
+            min_interval=settings.oauth_jwks_refetch_seconds,
+        )
+        return cls(
+            issuer=settings.oauth_issuer,
+            resource_url=settings.resource_url,
+            keys=keys,
+            algorithms=settings.oauth_algorithms,
+        )
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's access information if it is valid; None (logged, without it) if not.
+
+        A request's token is verified once: the front checks it before reading the
+        body (:func:`remember_request_token`), and the SDK's own check of the same
+        request gets that answer again.
+        """
+        verified = _verified_in_this_request.get()
+        if verified is not None and verified.token == token:
+            return verified
+        try:
+            claims = await self._claims(token)
+        except (jwt.PyJWTError, ValueError, TypeError, KeyError) as exc:
+            logger.info("refused a bearer token: %s", _reason(exc))
+            return None
+        scopes = _scopes(claims)
+        client_id = claims.get("client_id", claims.get("azp"))
+        access = AccessToken(
+            token=token,
+            client_id=client_id if isinstance(client_id, str) else "",
+            scopes=sorted(scopes),
+            expires_at=int(claims["exp"]),
+            resource=self.resource_url,
+            subject=claims["sub"],
+            claims=claims,
+        )
+        return access
+
+    async def _claims(self, token: str) -> dict[str, Any]:
+        header = jwt.get_unverified_header(token)
+        algorithm = header.get("alg")
+        if algorithm not in self.algorithms:
+            raise ValueError(f"its algorithm is not one of {', '.join(self.algorithms)}")
+        key_id = header.get("kid")
+        entry = await self.keys.key(key_id if isinstance(key_id, str) else None)
+        if entry is None:
+            raise ValueError("no signing key of the issuer has its key id")
+        if entry.get("alg", algorithm) != algorithm:
+            raise ValueError("its algorithm is not the one its key is for")
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key=jwt.PyJWK(entry, algorithm),
+            algorithms=[algorithm],
+            audience=self.resource_url,
+            issuer=self.issuer,
+            leeway=LEEWAY_SECONDS,
+            options={"require": ["exp", "iss", "aud", "sub"]},
+        )
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            raise ValueError("its `sub` is not a non-empty string")
+        return claims
+
+
+def _scopes(claims: Mapping[str, Any]) -> set[str]:
+    """The scopes a token grants: ``scope`` (space-separated) or ``scp`` (a list or a string)."""
+    granted = claims.get("scope", claims.get("scp", ""))
+    if isinstance(granted, str):
+        return set(granted.split())
+    if isinstance(granted, list):
+        return {item for item in granted if isinstance(item, str)}
+    return set()
+
+
+def _reason(exc: Exception) -> str:
+    """Why a token was refused, in words that never repeat any part of it."""
+    reasons: dict[type[Exception], str] = {
+        jwt.ExpiredSignatureError: "it has expired",
+        jwt.InvalidAudienceError: "its audience is not this service",
+        jwt.InvalidIssuerError: "its issuer is not the configured one",
+        jwt.ImmatureSignatureError: "it is not valid yet",
+        jwt.MissingRequiredClaimError: "it lacks a required claim",
+        jwt.InvalidSignatureError: "its signature does not verify",
+        jwt.InvalidAlgorithmError: "its algorithm does not match the key",
+        jwt.DecodeError: "it is not a well-formed JWT",
+    }
+    if type(exc) is ValueError:
+        return str(exc)
+    return next(
+        (text for kind, text in reasons.items() if isinstance(exc, kind)), type(exc).__name__
+    )

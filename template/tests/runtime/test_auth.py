@@ -1,0 +1,530 @@
+"""OAuth bearer tokens: the service as a resource server, against a local issuer.
+
+A real uvicorn server on a loopback port (and one real ``serve`` process) verifies
+tokens that :class:`LocalIssuer` signs, its keys fetched over loopback HTTP; clients
+are real MCP client sessions, or raw HTTP requests where the exact answer matters.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any, NotRequired
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from langchain_core.tools import tool
+from mcp.types import CallToolResult
+
+from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
+from mcp_runtime.auth import JwksCache, JwtVerifier
+from mcp_runtime.cli import main
+from mcp_runtime.http_app import http_app
+from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.server import create_server
+from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
+from mcp_runtime.testing import connect, connect_http, free_port, serve_http
+from mcp_runtime.toolsets import Toolset
+
+pytestmark = pytest.mark.anyio
+
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+UNAUTHORIZED = {"error": "invalid_token", "error_description": "Authentication required"}
+SCOPE_REFUSED = (
+    "Tool 'greet' needs the OAuth scope(s) greetings, which the caller's token does not "
+    "grant: ask the authorization server for a token with them."
+)
+
+
+class CallerResult(ToolResult):
+    """The verified caller's subject and scopes."""
+
+    subject: NotRequired[str]
+    scopes: NotRequired[list[str]]
+
+
+@tool
+async def caller() -> CallerResult:
+    """Say who the verified caller is."""
+    found = current_caller()
+    if found is None:
+        return CallerResult(message="no caller")
+    scopes = sorted(found.scopes)
+    return CallerResult(message=f"caller {found.subject}", subject=found.subject, scopes=scopes)
+
+
+@tool_metadata(scopes=("greetings",))
+@tool
+async def greet() -> ToolResult:
+    """Greet the caller: needs the greetings scope."""
+    return ToolResult(message="Hello!")
+
+
+class Served:
+    """A real uvicorn server on a loopback port, serving ``caller`` and ``greet`` under oauth."""
+
+    def __init__(self, issuer: LocalIssuer, **settings: Any) -> None:
+        self.port = free_port()
+        self.settings = ServiceSettings(
+            auth="oauth",
+            oauth_issuer=issuer.issuer,
+            oauth_jwks_url=issuer.jwks_url,
+            resource_url=self.url,
+            **settings,
+        )
+        server = create_server("auth", [Toolset("auth", (caller, greet))], settings=self.settings)
+        config = uvicorn.Config(
+            http_app(server, self.settings), host="127.0.0.1", port=self.port, log_level="warning"
+        )
+        self.uvicorn = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.base_url}/.well-known/oauth-protected-resource/mcp"
+
+    def challenge(self, error: str, description: str) -> str:
+        """The WWW-Authenticate header the SDK answers with."""
+        return (
+            f'Bearer error="{error}", error_description="{description}", '
+            f'resource_metadata="{self.metadata_url}"'
+        )
+
+    def post(self, body: object = LIST, token: str | None = None, **headers: str) -> httpx.Response:
+        sent = {**HEADERS, **headers}
+        if token is not None:
+            sent["authorization"] = f"Bearer {token}"
+        return httpx.post(self.url, headers=sent, content=json.dumps(body), timeout=30)
+
+    def __enter__(self) -> "Served":
+        self.thread.start()
+        while not self.uvicorn.started:
+            if not self.thread.is_alive():
+                pytest.fail("the test server did not start")
+            threading.Event().wait(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uvicorn.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def served(oauth_issuer: LocalIssuer) -> Iterator[Served]:
+    with Served(oauth_issuer) as running:
+        yield running
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def assert_unauthorized(served: Served, answer: httpx.Response) -> None:
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == served.challenge(
+        "invalid_token", "Authentication required"
+    )
+    assert answer.json() == UNAUTHORIZED
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unsigned_token(claims: dict[str, Any], header: dict[str, Any]) -> str:
+    """A JWT with ``header`` and ``claims`` and an empty signature."""
+    parts = (json.dumps(header).encode(), json.dumps(claims).encode())
+    return ".".join(b64(part) for part in parts) + "."
+
+
+# --- a valid token ------------------------------------------------------------------
+
+
+async def test_a_valid_token_serves_its_caller_to_the_tool(
+    served: Served, oauth_issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = oauth_issuer.token(
+        subject="alice", scopes=["greetings", "profile"], audience=served.url
+    )
+    async with connect_http(served.url, headers=bearer(token)) as session:
+        result = await session.call_tool("caller", {})
+        greeting = await session.call_tool("greet", {})
+    assert result.isError is False
+    assert result.structuredContent == {
+        "message": "caller alice",
+        "subject": "alice",
+        "scopes": ["greetings", "profile"],
+    }
+    assert greeting.structuredContent == {"message": "Hello!"}
+    assert token not in caplog.text
+    assert token.split(".")[2] not in caplog.text
+
+
+async def test_the_audience_may_be_a_list_holding_the_resource(
+    served: Served, oauth_issuer: LocalIssuer
+) -> None:
+    token = oauth_issuer.token(audience=["https://other.example.com", served.url])
+    async with connect_http(served.url, headers=bearer(token)) as session:
+        result = await session.call_tool("caller", {})
+    assert result.structuredContent == {
+        "message": "caller user-1",
+        "subject": "user-1",
+        "scopes": [],
+    }
+
+
+async def test_scp_claims_grant_scopes(served: Served, oauth_issuer: LocalIssuer) -> None:
+    token = oauth_issuer.token(audience=served.url, scope=None, scp=["greetings"])
+    async with connect_http(served.url, headers=bearer(token)) as session:
+        result = await session.call_tool("caller", {})
+    assert result.structuredContent is not None
+    assert result.structuredContent["scopes"] == ["greetings"]
+
+
+# --- refused tokens -----------------------------------------------------------------
+
+
+def forged(issuer: LocalIssuer, audience: str) -> dict[str, str]:
+    """Tokens that must each be refused, by what is wrong with them."""
+    claims = {"iss": issuer.issuer, "sub": "mallory", "aud": audience, "exp": 4102444800}
+    public_pem = issuer.public_key_pem()
+    hs_header = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": issuer.key_id}).encode())
+    hs_input = f"{hs_header}.{b64(json.dumps(claims).encode())}"
+    hs_signature = hmac.new(public_pem, hs_input.encode(), hashlib.sha256).digest()
+    return {
+        "expired": issuer.token(audience=audience, expires_in=-120),
+        "wrong audience": issuer.token(audience="https://other.example.com/mcp"),
+        "wrong issuer": issuer.token(audience=audience, iss="https://evil.example.com"),
+        "unknown key id": issuer.token(audience=audience, key_id="no-such-key"),
+        "no subject": issuer.token(audience=audience, sub=None),
+        "no expiry": issuer.token(audience=audience, exp=None),
+        "not yet valid": issuer.token(audience=audience, nbf=4102444800),
+        "alg none": unsigned_token(claims, {"alg": "none", "typ": "JWT"}),
+        "HS256 with the public key": f"{hs_input}.{b64(hs_signature)}",
+        "bad signature": issuer.token(audience=audience)[:-8] + "AAAAAAAA",
+        "not a JWT": "not-a-jwt",
+    }
+
+
+def test_every_bad_token_is_refused_with_the_sdks_401(
+    served: Served, oauth_issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    tokens = forged(oauth_issuer, served.url)
+    for kind, token in tokens.items():
+        answer = served.post(token=token)
+        assert answer.status_code == 401, kind
+        assert_unauthorized(served, answer)
+    for token in tokens.values():
+        assert token not in caplog.text
+    assert "refused a bearer token: it has expired" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Basic dXNlcjpwYXNz", "Bearer", "Token abc", "bearer"],
+)
+def test_a_missing_or_malformed_authorization_header_is_refused(
+    served: Served, authorization: str | None
+) -> None:
+    headers = {} if authorization is None else {"authorization": authorization}
+    assert_unauthorized(served, served.post(**headers))
+
+
+def test_an_unauthenticated_request_is_refused_before_its_body_is_read(served: Served) -> None:
+    """A body the front would refuse (too deep, too large) gets the 401 instead: unread."""
+    nested: object = []
+    for _ in range(200):
+        nested = [nested]
+    too_deep = {"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"value": nested}}
+    assert_unauthorized(served, served.post(too_deep))
+    big = {"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"text": "x" * 5_000_000}}
+    assert_unauthorized(served, served.post(big))
+
+
+def test_a_requests_token_is_verified_once(
+    served: Served, oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front's check and the SDK's check of one request share one verification."""
+    verified: list[str] = []
+    claims_of = JwtVerifier._claims
+
+    async def counting(self: JwtVerifier, token: str) -> dict[str, Any]:
+        verified.append(token)
+        return await claims_of(self, token)
+
+    monkeypatch.setattr(JwtVerifier, "_claims", counting)
+    token = oauth_issuer.token(audience=served.url)
+    assert served.post(token=token).status_code == 200
+    assert len(verified) == 1
+    assert served.post(token=token).status_code == 200
+    assert len(verified) == 2  # a new request verifies its token again
+
+
+# --- what stays open ----------------------------------------------------------------
+
+
+def test_the_protected_resource_metadata_is_served_without_a_token(
+    served: Served, oauth_issuer: LocalIssuer
+) -> None:
+    answer = httpx.get(served.metadata_url)
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "resource": served.url,
+        "authorization_servers": [oauth_issuer.issuer + "/"],
+        "bearer_methods_supported": ["header"],
+    }
+
+
+def test_health_and_readiness_need_no_token(served: Served) -> None:
+    assert httpx.get(f"{served.base_url}/healthz").status_code == 200
+    assert httpx.get(f"{served.base_url}/readyz").status_code == 200
+
+
+# --- scopes -------------------------------------------------------------------------
+
+
+def test_scopes_every_call_needs_are_refused_403_and_advertised(oauth_issuer: LocalIssuer) -> None:
+    with Served(oauth_issuer, oauth_scopes=("mcp.access",)) as served:
+        without = served.post(token=oauth_issuer.token(audience=served.url, scopes=["other"]))
+        granted = oauth_issuer.token(audience=served.url, scopes=["mcp.access"])
+        with_scope = served.post(token=granted)
+        metadata = httpx.get(served.metadata_url).json()
+    assert without.status_code == 403
+    assert without.headers["www-authenticate"] == served.challenge(
+        "insufficient_scope", "Required scope: mcp.access"
+    )
+    assert without.json() == {
+        "error": "insufficient_scope",
+        "error_description": "Required scope: mcp.access",
+    }
+    assert with_scope.status_code == 200
+    assert metadata["scopes_supported"] == ["mcp.access"]
+
+
+async def test_a_tool_refuses_a_caller_without_its_scopes(
+    served: Served, oauth_issuer: LocalIssuer
+) -> None:
+    token = oauth_issuer.token(audience=served.url, scopes=["profile"])
+    async with connect_http(served.url, headers=bearer(token)) as session:
+        refused = await session.call_tool("greet", {})
+        other = await session.call_tool("caller", {})
+    assert refused.isError is True
+    assert refused.structuredContent is None
+    assert [block.model_dump()["text"] for block in refused.content] == [SCOPE_REFUSED]
+    assert other.isError is False
+
+
+async def test_local_calls_are_not_checked() -> None:
+    server = create_server("auth", [Toolset("auth", (caller, greet))])
+    async with connect(server) as session:
+        local = await session.call_tool("greet", {})
+        nobody = await session.call_tool("caller", {})
+    assert local.structuredContent == {"message": "Hello!"}
+    assert nobody.structuredContent == {"message": "no caller"}
+
+
+async def test_using_caller_serves_direct_calls_and_their_scopes_are_checked() -> None:
+    server = create_server("auth", [Toolset("auth", (caller, greet))])
+    bob = Caller(subject="bob", scopes=frozenset({"profile"}))
+    with using_caller(bob):
+        refused = await server.call_tool("greet", {})
+        direct = await caller.ainvoke({})
+    assert isinstance(refused, CallToolResult)
+    assert refused.isError is True
+    assert [block.model_dump()["text"] for block in refused.content] == [SCOPE_REFUSED]
+    assert direct == {"message": "caller bob", "subject": "bob", "scopes": ["profile"]}
+    assert current_caller() is None
+
+
+# --- signing keys -------------------------------------------------------------------
+
+
+async def test_a_rotated_key_verifies_after_one_fetch_and_the_old_one_fails(
+    oauth_issuer: LocalIssuer,
+) -> None:
+    with Served(oauth_issuer, oauth_jwks_refetch_seconds=0) as served:
+        old = oauth_issuer.token(audience=served.url)
+        assert served.post(token=old).status_code == 200
+        assert oauth_issuer.fetches == 1
+        oauth_issuer.rotate()
+        new = oauth_issuer.token(audience=served.url)
+        assert served.post(token=new).status_code == 200
+        assert oauth_issuer.fetches == 2
+        assert_unauthorized(served, served.post(token=old))
+
+
+def verifier(issuer: LocalIssuer, *, lifetime: float = 600, min_interval: float = 0) -> JwtVerifier:
+    keys = JwksCache(issuer.jwks_url, lifetime=lifetime, min_interval=min_interval)
+    resource = "https://mcp.example.com/mcp"
+    return JwtVerifier(issuer=issuer.issuer, resource_url=resource, keys=keys, algorithms=["RS256"])
+
+
+async def test_unknown_key_ids_fetch_the_keys_at_most_once_a_while(
+    oauth_issuer: LocalIssuer,
+) -> None:
+    checking = verifier(oauth_issuer, min_interval=3600)
+    audience = checking.resource_url
+    assert await checking.verify_token(oauth_issuer.token(audience=audience)) is not None
+    for number in range(20):
+        token = oauth_issuer.token(audience=audience, key_id=f"made-up-{number}")
+        assert await checking.verify_token(token) is None
+    assert oauth_issuer.fetches == 1
+
+
+async def test_concurrent_misses_share_one_fetch(oauth_issuer: LocalIssuer) -> None:
+    checking = verifier(oauth_issuer)
+    token = oauth_issuer.token(audience=checking.resource_url)
+    results: list[object] = []
+
+    async def verify() -> None:
+        results.append(await checking.verify_token(token))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(10):
+            group.start_soon(verify)
+    assert all(result is not None for result in results)
+    assert oauth_issuer.fetches == 1
+
+
+async def test_a_failed_fetch_keeps_the_known_keys_and_is_logged(
+    oauth_issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    checking = verifier(oauth_issuer, lifetime=0.001)
+    token = oauth_issuer.token(subject="carol", audience=checking.resource_url)
+    assert await checking.verify_token(token) is not None
+    oauth_issuer.failing = True
+    await anyio.sleep(0.01)
+    verified = await checking.verify_token(token)
+    assert verified is not None
+    assert verified.subject == "carol"
+    assert oauth_issuer.fetches == 2
+    [line] = [record.getMessage() for record in caplog.records if "signing keys" in record.msg]
+    assert line == (
+        f"could not fetch the signing keys from {oauth_issuer.jwks_url} (HTTPStatusError); "
+        "keeping the 1 known"
+    )
+    assert token not in caplog.text
+
+
+# --- the served command -------------------------------------------------------------
+
+
+async def test_serve_verifies_tokens_and_never_logs_them(oauth_issuer: LocalIssuer) -> None:
+    resource = "https://mcp.example.com/mcp"
+    token = oauth_issuer.token(subject="dave", audience=resource)
+    stale = oauth_issuer.token(subject="dave", audience=resource, expires_in=-120)
+    env = {**oauth_issuer.environment(resource), "MCP_LOG_LEVEL": "DEBUG"}
+    with serve_http(env=env) as url:
+        async with connect_http(url, headers=bearer(token)) as session:
+            listing = await session.list_tools()
+        refused = httpx.post(url, headers={**HEADERS, **bearer(stale)}, json=LIST)
+        missing = httpx.post(url, headers=HEADERS, json=LIST)
+    assert listing.tools
+    assert (refused.status_code, missing.status_code) == (401, 401)
+    metadata_url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+    assert missing.headers["www-authenticate"] == (
+        'Bearer error="invalid_token", error_description="Authentication required", '
+        f'resource_metadata="{metadata_url}"'
+    )
+
+
+# --- settings -----------------------------------------------------------------------
+
+MISSING_ALL = (
+    "bad setting MCP_AUTH=oauth: serving over HTTP needs MCP_OAUTH_ISSUER (the "
+    "authorization server's issuer URL, its tokens' `iss`); MCP_OAUTH_JWKS_URL (the URL of "
+    "its signing keys, its JWKS); MCP_RESOURCE_URL (this service's public MCP endpoint URL, "
+    "such as https://mcp.example.com/mcp). Set them, or set MCP_AUTH=none to serve without "
+    "authentication on your own machine"
+)
+
+
+def test_incomplete_oauth_settings_are_refused_with_what_is_missing() -> None:
+    with pytest.raises(SettingsError) as caught:
+        require_http_auth(ServiceSettings(auth="oauth"))
+    assert str(caught.value) == MISSING_ALL
+    with pytest.raises(SettingsError) as caught:
+        require_http_auth(
+            ServiceSettings(
+                auth="oauth",
+                oauth_issuer="https://auth.example.com",
+                oauth_jwks_url="https://auth.example.com/jwks",
+            )
+        )
+    assert str(caught.value).startswith(
+        "bad setting MCP_AUTH=oauth: serving over HTTP needs MCP_RESOURCE_URL (this"
+    )
+    require_http_auth(ServiceSettings(auth="none"))
+
+
+def test_serve_refuses_incomplete_oauth_settings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_AUTH", "oauth")
+    for name in ("MCP_OAUTH_ISSUER", "MCP_OAUTH_JWKS_URL", "MCP_RESOURCE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err == f"error: {MISSING_ALL}\n"
+
+
+URL_PROBLEM = (
+    "Value error, must be an absolute https URL, such as https://auth.example.com (http only "
+    "for localhost or 127.0.0.1, in development)"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("oauth_issuer", "http://auth.example.com"),
+        ("oauth_jwks_url", "auth.example.com/jwks"),
+        ("resource_url", "/mcp"),
+        ("resource_url", "ftp://mcp.example.com/mcp"),
+    ],
+)
+def test_urls_must_be_absolute_https(name: str, value: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(**{name: value})
+    assert str(caught.value) == f"bad setting MCP_{name.upper()}: {URL_PROBLEM}"
+
+
+def test_http_urls_are_accepted_on_loopback_only() -> None:
+    settings = load_settings(
+        oauth_issuer="http://127.0.0.1:9000", resource_url="http://localhost/mcp"
+    )
+    assert settings.oauth_issuer == "http://127.0.0.1:9000"
+
+
+@pytest.mark.parametrize("algorithms", ["HS256", "none", "RS256,HS512"])
+def test_only_public_key_algorithms_are_accepted(algorithms: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(oauth_algorithms=algorithms)
+    refused = ", ".join(name for name in algorithms.split(",") if name != "RS256")
+    assert str(caught.value) == (
+        f"bad setting MCP_OAUTH_ALGORITHMS: Value error, {refused} not accepted: name "
+        "public-key algorithms only, from RS256, RS384, RS512, PS256, PS384, PS512, ES256, "
+        "ES384, ES512, EdDSA"
+    )
+
+
+def test_the_answer_sets_the_default_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_runtime.service_defaults import AUTH
+
+    monkeypatch.delenv("MCP_AUTH")
+    assert ServiceSettings().auth == AUTH
