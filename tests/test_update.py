@@ -303,6 +303,13 @@ def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
     run(service, "uv", "sync", "--quiet")
     assert " passed" in run(service, "uv", "run", "pytest", "-q", "-x").stdout
     run(service, "scripts/lint")
+    # The snapshot recorded before tool metadata: the new fields are compatible changes.
+    contract = ["uv", "run", "my-mcp-service", "contract"]
+    report = run(service, *contract).stdout
+    assert "hello: title: " in report
+    assert "not recorded" in report
+    run(service, *contract, "--write")
+    assert run(service, *contract).stdout.strip() == "The live contract matches the snapshot."
 
 
 def test_edit_to_a_moved_runtime_test_that_the_template_also_changed_shows_as_a_conflict(

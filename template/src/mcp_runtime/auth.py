@@ -181,6 +181,8 @@ class JwtVerifier:
         self.resource_url = resource_url
         self.keys = keys
         self.algorithms = tuple(algorithms)
+        # Each JWK's key object, built once (building one costs more than a verification).
+        self._built: dict[tuple[str | None, str], tuple[dict[str, Any], jwt.PyJWK]] = {}
 
     @classmethod
     def from_settings(cls, settings: ServiceSettings) -> "JwtVerifier":
@@ -241,7 +243,7 @@ class JwtVerifier:
             raise ValueError("its algorithm is not the one its key is for")
         claims: dict[str, Any] = jwt.decode(
             token,
-            key=jwt.PyJWK(entry, algorithm),
+            key=self._signing_key(key_id if isinstance(key_id, str) else None, entry, algorithm),
             algorithms=[algorithm],
             audience=self.resource_url,
             issuer=self.issuer,
@@ -251,6 +253,17 @@ class JwtVerifier:
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise ValueError("its `sub` is not a non-empty string")
         return claims
+
+    def _signing_key(self, key_id: str | None, entry: dict[str, Any], algorithm: str) -> jwt.PyJWK:
+        """The key object of JWK ``entry`` for ``algorithm``, built once per fetched JWK."""
+        built = self._built.get((key_id, algorithm))
+        if built is not None and built[0] is entry:
+            return built[1]
+        if len(self._built) > 64:
+            self._built.clear()  # keys rotated away: forget them
+        signing_key = jwt.PyJWK(entry, algorithm)
+        self._built[(key_id, algorithm)] = (entry, signing_key)
+        return signing_key
 
 
 def _scopes(claims: Mapping[str, Any]) -> set[str]:

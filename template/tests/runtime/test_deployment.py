@@ -4,6 +4,7 @@ No container engine runs in tests: the image recipe is read, the manifests are
 parsed, and the endpoints they point at are requested from a served instance.
 """
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ import httpx
 import pytest
 import yaml
 
-from mcp_runtime.settings import ServiceSettings
+from mcp_runtime import service_defaults
+from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.testing import serve_http
 from mcp_runtime.toolsets import find_service
 
@@ -65,6 +67,20 @@ def test_binding_beyond_localhost_lists_the_allowed_hosts(container: dict[str, A
     assert environment["MCP_HOST"] == "0.0.0.0"
     hosts = environment["MCP_ALLOWED_HOSTS"].split(",")
     assert f"{NAME}:*" in hosts
+
+
+def test_the_deployments_settings_serve_over_http(
+    container: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The pod starts: its settings load, and are complete for the service's auth mode."""
+    monkeypatch.chdir(tmp_path)  # no .env
+    for name in [name for name in os.environ if name.startswith("MCP_")]:
+        monkeypatch.delenv(name)
+    for item in container["env"]:
+        monkeypatch.setenv(item["name"], item["value"])
+    settings = load_settings()
+    require_http_auth(settings)
+    assert settings.auth == service_defaults.AUTH
 
 
 def test_probes_point_at_real_endpoints(container: dict[str, Any]) -> None:
