@@ -37,6 +37,7 @@ from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
+from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
@@ -148,9 +149,16 @@ class Served:
         self.thread.join()
 
 
-async def load(url: str, seconds: float, concurrency: int) -> tuple[float, list[float]]:
-    """Calls per second and each call's latency, with ``concurrency`` callers for ``seconds``."""
+async def load(
+    url: str, seconds: float, concurrency: int, token: str | None = None
+) -> tuple[float, list[float]]:
+    """Calls per second and each call's latency, with ``concurrency`` callers for ``seconds``.
+
+    Each request sends ``token`` as its bearer token, if one is given.
+    """
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -289,22 +297,42 @@ def main() -> None:
         )
 
     print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
-    settings = ServiceSettings(stateless=True)
+    settings = ServiceSettings(stateless=True, auth="none")
     toolset = Toolset("hello", (tool("hello")(greet_async),))
-    service_app = http_app(create_server("contract", [toolset], settings=settings))
+    service_app = http_app(create_server("contract", [toolset], settings=settings), settings)
     plain_app = native_server(greet_async).streamable_http_app()
-    with Served(plain_app) as plain_url, Served(service_app) as service_url:
-        plain_runs, service_runs = interleaved(
-            rounds, lambda: load(plain_url, seconds, 8), lambda: load(service_url, seconds, 8)
+    with LocalIssuer() as issuer, Served(plain_app) as plain_url, Served(service_app) as url:
+        oauth = ServiceSettings(
+            stateless=True,
+            auth="oauth",
+            oauth_issuer=issuer.issuer,
+            oauth_jwks_url=issuer.jwks_url,
+            resource_url="http://127.0.0.1/mcp",  # the tokens' audience
         )
-    for label, runs in (("plain FastMCP", plain_runs), ("service", service_runs)):
+        oauth_app = http_app(create_server("contract", [toolset], settings=oauth), oauth)
+        token = issuer.token(audience=oauth.resource_url, expires_in=3600)
+        with Served(oauth_app) as oauth_url:
+            plain_runs, service_runs, oauth_runs = interleaved(
+                rounds,
+                lambda: load(plain_url, seconds, 8),
+                lambda: load(url, seconds, 8),
+                lambda: load(oauth_url, seconds, 8, token),
+            )
+    measured = (
+        ("plain FastMCP", plain_runs),
+        ("service", service_runs),
+        ("service, OAuth", oauth_runs),
+    )
+    for label, runs in measured:
         throughput = statistics.median(rate for rate, _ in runs)
         latencies = [latency for _, run in runs for latency in run]
         p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
         print(f"   {label:14s} {throughput:8.1f} calls/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
     plain_rate = statistics.median(rate for rate, _ in plain_runs)
     service_rate = statistics.median(rate for rate, _ in service_runs)
+    oauth_rate = statistics.median(rate for rate, _ in oauth_runs)
     print(f"   service / plain throughput = {service_rate / plain_rate:.3f}")
+    print(f"   service with OAuth / service without throughput = {oauth_rate / service_rate:.3f}")
 
     print("4. per answer: building it without and with the checks (depth, Unicode)")
     for label, function in (("typed rows", table), ("free-form rows", free_table)):

@@ -131,7 +131,7 @@ class ContractTool(SDKTool):
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
-        caller = current_caller()
+        caller = current_caller() if self.scopes else None
         missing = [scope for scope in self.scopes if caller and scope not in caller.scopes]
         if missing:
             message = (
