@@ -8,7 +8,7 @@ team's tests in ``tests/`` see the service's own environment.
 """
 
 import os
-from collections.abc import Generator
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,14 +16,14 @@ SAVED = pytest.StashKey[str | None]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     item.stash[SAVED] = os.environ.get("MCP_AUTH")
     os.environ["MCP_AUTH"] = "none"
     yield
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     try:
         yield
     finally:
