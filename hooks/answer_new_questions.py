@@ -11,6 +11,9 @@ update changes nothing the service's clients see:
 
 - ``auth``: releases before the question served the ``x-demo-token`` header to the
   credential demo and authenticated nothing else: ``demo-header``.
+- ``license``: releases before the question rendered no licence, which grants no one
+  any right: ``LicenseRef-Proprietary``, so an update never grants rights silently
+  (a LICENSE file the team wrote itself is kept as it is).
 
 An answer already recorded, or given on the command line, is never changed.
 """
@@ -19,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-OLD_BEHAVIOUR = {"auth": "demo-header"}
+OLD_BEHAVIOUR = {"auth": "demo-header", "license": "LicenseRef-Proprietary"}
 
 
 def main(answers_file: str) -> int:

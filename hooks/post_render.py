@@ -4,7 +4,8 @@ Run by ``copier copy --trust`` (skipped with ``--skip-tasks``; the service is
 complete without it). In the rendered folder it:
 
 - makes the folder a git repository, unless it already is one;
-- runs ``uv sync`` to create the environment, when uv is installed.
+- runs ``uv sync`` to create the environment and ``uv.lock``, when uv is installed
+  (CI installs with ``uv sync --locked``: commit ``uv.lock`` with the service).
 
 A step that cannot run is reported and skipped; it never fails the render.
 """

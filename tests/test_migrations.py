@@ -18,20 +18,39 @@ def answer_new_questions(folder: Path) -> None:
     )
 
 
-def test_a_service_from_before_the_auth_question_keeps_the_demo_header(tmp_path: Path) -> None:
+def test_a_service_from_before_the_questions_keeps_its_behaviour(tmp_path: Path) -> None:
+    """The demo header it served; no licence granted (the release rendered none)."""
     answers = tmp_path / ".copier-answers.yml"
     answers.write_text(OLD_ANSWERS)
     answer_new_questions(tmp_path)
-    assert answers.read_text() == OLD_ANSWERS + "auth: demo-header\n"
+    assert answers.read_text() == (
+        OLD_ANSWERS + "auth: demo-header\nlicense: LicenseRef-Proprietary\n"
+    )
 
 
 @pytest.mark.parametrize("auth", ["oauth", "none", "demo-header"])
 def test_a_recorded_auth_answer_is_kept(tmp_path: Path, auth: str) -> None:
     answers = tmp_path / ".copier-answers.yml"
-    answers.write_text(f"{OLD_ANSWERS}auth: {auth}\nproject_slug: q\n")
+    answers.write_text(f"{OLD_ANSWERS}auth: {auth}\nlicense: MIT\nproject_slug: q\n")
     before = answers.read_text()
     answer_new_questions(tmp_path)
     assert answers.read_text() == before
+
+
+@pytest.mark.parametrize("license", ["MIT", "Apache-2.0", "BSD-3-Clause"])
+def test_a_recorded_licence_is_kept(tmp_path: Path, license: str) -> None:
+    answers = tmp_path / ".copier-answers.yml"
+    answers.write_text(f"{OLD_ANSWERS}auth: oauth\nlicense: {license}\n")
+    before = answers.read_text()
+    answer_new_questions(tmp_path)
+    assert answers.read_text() == before
+
+
+def test_a_service_with_auth_but_no_licence_gets_only_the_licence(tmp_path: Path) -> None:
+    answers = tmp_path / ".copier-answers.yml"
+    answers.write_text(f"{OLD_ANSWERS}auth: oauth")  # no final newline
+    answer_new_questions(tmp_path)
+    assert answers.read_text() == f"{OLD_ANSWERS}auth: oauth\nlicense: LicenseRef-Proprietary\n"
 
 
 def test_no_answers_file_is_left_alone(tmp_path: Path) -> None:

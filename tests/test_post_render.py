@@ -16,6 +16,8 @@ def test_trusted_render_makes_a_git_repository_with_an_environment(tmp_path: Pat
     subprocess.run(command, env=SERVICE_ENVIRONMENT, check=True, capture_output=True)
     assert (service / ".git").is_dir()
     assert (service / ".venv").is_dir() == (shutil.which("uv") is not None)
+    # CI installs with `uv sync --locked`: the lock is there to commit with the first commit.
+    assert (service / "uv.lock").is_file() == (shutil.which("uv") is not None)
 
 
 def test_render_without_tasks_leaves_them_undone(rendered: Render) -> None:

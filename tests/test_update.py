@@ -3,8 +3,10 @@
 A template history is built from this repository: release 0.9.0 is its commit
 ``OLD_LAYOUT``, whose services held the runtime's tests in ``tests/``; release 1.0.0
 is the working tree as it is; release 1.1.0 adds a runtime fix, a change to
-pyproject.toml and a new question. A service rendered at 1.0.0 or 0.9.0, then
-worked on as a team would, is updated to 1.1.0 with ``copier update --defaults``.
+pyproject.toml, a new question and a new wording of the MIT licence. A service rendered
+at 1.0.0 or 0.9.0, then worked on as a team would, is updated to 1.1.0 with ``copier
+update --defaults``; the scheduled template check (``copier check-update``, as the
+service's workflow runs it) tells a service at 1.0.0 that 1.1.0 is out.
 """
 
 import io
@@ -17,6 +19,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.rendering import SERVICE_ENVIRONMENT, TEMPLATE
 
@@ -106,6 +109,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "[project.scripts]",
         '[project.urls]\nHomepage = "{{ homepage }}"\n\n[project.scripts]',
     )
+    edit(repo / "includes/licenses/MIT.jinja", "MIT License\n", "The MIT License\n")
     with (repo / "copier.yml").open("a") as questions:
         questions.write(
             "\nhomepage:\n  type: str\n  help: The service's home page\n"
@@ -116,8 +120,8 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def render_at(template_repo: Path, folder: Path, release: str) -> Path:
-    """A service rendered at ``release`` and committed, as a team starts one."""
+def render_at(template_repo: Path, folder: Path, release: str, *data: str) -> Path:
+    """A service rendered at ``release`` (with ``data``: more answers) and committed."""
     run(
         template_repo.parent,
         *COPIER,
@@ -127,6 +131,7 @@ def render_at(template_repo: Path, folder: Path, release: str) -> Path:
         "--quiet",
         f"--vcs-ref={release}",
         "--data=package_name=svc",
+        *(f"--data={answer}" for answer in data),
         str(template_repo),
         str(folder),
     )
@@ -328,3 +333,79 @@ def test_edit_to_a_moved_runtime_test_that_the_template_also_changed_shows_as_a_
     text = (service / "tests/runtime/test_scaffold.py").read_text()
     assert "ROOT = Path(__file__).resolve().parent.parent  # the service's root\n" in text
     assert "ROOT = Path(__file__).resolve().parents[2]\n" in text
+
+
+# Licences: an update never grants rights, and never rewrites a team's LICENSE.
+TEAM_LICENSE = "Copyright (c) 2024 Weather Team. Licensed to our customers under contract.\n"
+
+
+def test_an_update_never_rewrites_the_teams_licence(template_repo: Path, tmp_path: Path) -> None:
+    service = render_at(template_repo, tmp_path / "service", "1.0.0", "license=MIT")
+    licence = service / "LICENSE"
+    assert licence.read_text().startswith("MIT License\n")
+    edit(licence, "MIT License\n", "MIT License (ours, with a notice below)\n")
+    licence.write_text(licence.read_text() + "\nThird-party notices: NOTICE.md\n")
+    commit(service, "Our licence notice")
+    before = licence.read_bytes()
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert licence.read_bytes() == before
+    assert tomllib.loads((service / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+
+
+@pytest.mark.parametrize("own_licence", [False, True], ids=["no-licence", "own-licence"])
+def test_a_service_from_before_the_licence_question_is_granted_nothing(
+    template_repo: Path, tmp_path: Path, own_licence: bool
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", "0.9.0")
+    assert not (service / "LICENSE").exists()
+    if own_licence:
+        (service / "LICENSE").write_text(TEAM_LICENSE)
+        commit(service, "Our licence")
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert "license: LicenseRef-Proprietary\n" in (service / ".copier-answers.yml").read_text()
+    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert (project["license"], project["license-files"]) == ("LicenseRef-Proprietary", ["LICENSE"])
+    licence = (service / "LICENSE").read_text()
+    if own_licence:
+        assert licence == TEAM_LICENSE
+    else:
+        assert licence.startswith("Copyright (c) ")
+        assert "Service Team. All rights reserved.\n" in licence
+
+
+def template_check(service: Path) -> dict[str, str]:
+    """What the check step of the service's template-update workflow writes to its outputs."""
+    steps = yaml.safe_load((service / ".github/workflows/template-update.yml").read_text())
+    (script,) = [s["run"] for s in steps["jobs"]["check"]["steps"] if s.get("id") == "check"]
+    outputs = service.parent / "github-output"
+    outputs.write_text("")
+    result = subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=service,
+        env={**ENVIRONMENT, "GITHUB_OUTPUT": str(outputs)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"),
+    [
+        ("1.0.0", {"available": "true", "current": "1.0.0", "latest": "1.1.0"}),
+        ("1.1.0", {"available": "false", "current": "1.1.0", "latest": "1.1.0"}),
+    ],
+)
+def test_the_scheduled_check_finds_a_newer_template_release(
+    template_repo: Path, tmp_path: Path, release: str, expected: dict[str, str]
+) -> None:
+    service = render_at(template_repo, tmp_path / "service", release)
+    assert template_check(service) == expected

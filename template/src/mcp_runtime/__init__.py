@@ -5,6 +5,7 @@ Owned by the template and updated by ``copier update``; do not edit it in a serv
 
 from mcp_runtime.auth import Caller, current_caller, using_caller
 from mcp_runtime.gate import to_fastmcp
+from mcp_runtime.progress import report_progress
 from mcp_runtime.request_headers import request_header, using_headers
 from mcp_runtime.server import build_server
 from mcp_runtime.tool_metadata import tool_metadata
@@ -20,6 +21,7 @@ __all__ = [
     "build_server",
     "current_caller",
     "is_error",
+    "report_progress",
     "request_header",
     "to_fastmcp",
     "tool_metadata",

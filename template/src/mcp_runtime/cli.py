@@ -28,6 +28,7 @@ from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
 from mcp_runtime.toolsets import ServiceNotFoundError, find_service
+from mcp_runtime.tracing import check_tracing_settings, configure_tracing
 from mcp_runtime.violations import ContractError
 
 __all__ = ["main"]
@@ -124,7 +125,9 @@ def _workers(text: str) -> int:
 def _serve(args: argparse.Namespace) -> int:
     settings: ServiceSettings = args.settings
     server = build_server(service=args.service, settings=settings)
+    check_tracing_settings()
     if args.transport == "stdio":
+        configure_tracing(server.name)
         server.run("stdio")
         return 0
     require_http_auth(settings)

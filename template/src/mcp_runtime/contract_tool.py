@@ -7,8 +7,10 @@
   that the log repeats beside the traceback (unless masking is off), while
   ``ToolException`` messages pass through as written;
 - a returned value is checked by the tool's :class:`OutputContract`; a returned
-  ``ToolError``, a result that breaks the annotation, bad arguments, a deadline
-  and a shutdown all answer ``isError: true``;
+  ``ToolError``, a result that breaks the annotation, bad arguments, a deadline,
+  a shutdown and a client's cancel that reaches the call through
+  :meth:`InFlight.cancel` all answer ``isError: true``; a cancel that the MCP
+  session delivers itself cancels the call's task, and the SDK answers it;
 - a verified caller (``MCP_AUTH=oauth``) whose token lacks one of the tool's
   ``scopes`` is answered ``isError: true`` naming the scopes it lacks;
 - every call logs one line: the tool, the outcome and the duration.
@@ -31,16 +33,26 @@ from mcp.types import CallToolResult
 from pydantic import ConfigDict, Field, ValidationError
 
 from mcp_runtime.auth import current_caller
-from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.in_flight import IN_FLIGHT, owner_of
 from mcp_runtime.logs import log_call
+from mcp_runtime.metrics import CALL_METRICS
 from mcp_runtime.output_contract import (
     DEFAULT_MAX_DEPTH,
     OutputContract,
     describe_validation_error,
     error_result,
 )
-from mcp_runtime.sdk import SDKTool, SDKToolError, UrlElicitationRequiredError, pre_parse_json
+from mcp_runtime.progress import reporting_progress
+from mcp_runtime.sdk import (
+    SDKTool,
+    SDKToolError,
+    UrlElicitationRequiredError,
+    pre_parse_json,
+    request_id,
+    verified_token,
+)
 from mcp_runtime.tool_threads import TOOL_THREADS
+from mcp_runtime.tracing import start_call_span
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
 
@@ -124,10 +136,17 @@ class ContractTool(SDKTool):
         """
         started = time.perf_counter()
         outcome = "cancelled"
+        span = start_call_span(self.name)
+        CALL_METRICS.started(self.name)
         try:
-            result, outcome = await self._answer(arguments)
+            async with reporting_progress(context):
+                result, outcome = await self._answer(arguments)
         finally:
-            log_call(self.name, outcome, time.perf_counter() - started)
+            duration = time.perf_counter() - started
+            log_call(self.name, outcome, duration)
+            CALL_METRICS.finished(self.name, outcome, duration)
+            if span is not None:
+                span.end(outcome)
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
@@ -146,7 +165,11 @@ class ContractTool(SDKTool):
             problems = describe_validation_error(exc, self.caller.argument_names)
             message = f"Invalid arguments for tool '{self.name}': {problems}"
             return error_result(message), "bad_arguments"
-        with IN_FLIGHT.call() as shutdown, anyio.move_on_after(self.policy.timeout) as deadline:
+        owner = owner_of(verified_token())
+        with (
+            IN_FLIGHT.call(self.name, owner, request_id()) as call,
+            anyio.move_on_after(self.policy.timeout) as deadline,
+        ):
             try:
                 value = await self.caller.call(arguments, parsed)
             except UrlElicitationRequiredError:
@@ -155,12 +178,14 @@ class ContractTool(SDKTool):
                 if _is_cancellation(exc):
                     raise
                 return self._exception_answer(exc)
-        if shutdown.cancelled_caught:
+        if call.stopped("shutdown"):
             message = (
                 f"Tool '{self.name}' was stopped because the service is shutting down: "
                 "call it again."
             )
             return error_result(message), "shutdown"
+        if call.stopped("client"):
+            return error_result(f"Tool '{self.name}' was cancelled by the client."), "cancelled"
         if deadline.cancelled_caught:
             message = (
                 f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "

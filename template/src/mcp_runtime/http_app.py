@@ -6,6 +6,8 @@ FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
 - ``GET /readyz``: readiness, 200 once the gate has passed and the app has started;
   503 ``not ready`` before that, ``draining`` once shutdown has begun, and ``busy``
   while every tool thread is taken (so a load balancer sends calls elsewhere);
+- ``GET /metrics``: the tool calls' Prometheus metrics, without authentication like the
+  probes (404, saying so, with ``MCP_METRICS=false``);
 - while the server drains, every request to the MCP endpoint is answered 503 with a
   JSON-RPC error and ``connection: close``;
 - stateless serving has no GET stream: a method other than POST (or DELETE, which the
@@ -17,7 +19,10 @@ FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
 - a client that leaves before it has sent its whole body: one INFO line, and the
   SDK never sees the request;
 - under ``MCP_AUTH=oauth``, a POST without a valid bearer token is answered the SDK's
-  own 401 before its body is read.
+  own 401 before its body is read;
+- serving statelessly, a ``notifications/cancelled`` cancels the call in flight in this
+  process that its ``requestId`` names, made by the same verified caller (see
+  :meth:`InFlight.cancel`), and is then passed on as usual.
 """
 
 import json
@@ -28,7 +33,8 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.auth import remember_request_token
-from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.in_flight import IN_FLIGHT, Owner, owner_of
+from mcp_runtime.metrics import CALL_METRICS, metrics_app
 from mcp_runtime.sdk import BearerCheck, FastMCP, bearer_check, served_tool_names
 from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.tool_threads import TOOL_THREADS
@@ -62,6 +68,7 @@ def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "Servi
     """
     settings = settings or ServiceSettings()
     require_http_auth(settings)
+    CALL_METRICS.enabled = settings.metrics
     return ServiceApp(
         server.streamable_http_app(),
         tools=len(served_tool_names(server)),
@@ -71,6 +78,7 @@ def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "Servi
         path=server.settings.streamable_http_path,
         stateless=server.settings.stateless_http,
         bearer=bearer_check(server),
+        metrics=metrics_app() if settings.metrics else None,
     )
 
 
@@ -78,10 +86,13 @@ def app_from_environment() -> "ServiceApp":
     """The app as the environment's settings say: the factory each worker process calls."""
     from mcp_runtime.logs import configure_logging
     from mcp_runtime.server import build_server
+    from mcp_runtime.tracing import configure_tracing
 
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
-    return http_app(build_server(settings=settings), settings)
+    server = build_server(settings=settings)
+    configure_tracing(server.name)
+    return http_app(server, settings)
 
 
 def json_rpc_error(code: int, message: str) -> bytes:
@@ -91,7 +102,7 @@ def json_rpc_error(code: int, message: str) -> bytes:
 
 
 class ServiceApp:
-    """ASGI front of the MCP app: health and readiness, shutdown, methods and request checks."""
+    """ASGI front of the MCP app: probes, metrics, shutdown, methods and request checks."""
 
     def __init__(
         self,
@@ -104,6 +115,7 @@ class ServiceApp:
         path: str,
         stateless: bool,
         bearer: BearerCheck | None = None,
+        metrics: ASGIApp | None = None,
     ) -> None:
         self.app = app
         self.tools = tools
@@ -113,6 +125,7 @@ class ServiceApp:
         self.path = path
         self.stateless = stateless
         self.bearer = bearer
+        self.metrics = metrics
         self.ready = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -127,6 +140,8 @@ class ServiceApp:
             await respond(send, 200, {"status": "ok"})
         elif method == "GET" and path == "/readyz":
             await self._readiness(send)
+        elif method == "GET" and path == "/metrics":
+            await self._metrics(scope, receive, send)
         elif path == self.path and IN_FLIGHT.draining:
             error = "Service unavailable: the server is shutting down; send the request again"
             await respond_raw(send, 503, json_rpc_error(-32000, error), [(b"connection", b"close")])
@@ -154,6 +169,13 @@ class ServiceApp:
         else:
             await respond(send, 200, {"status": "ready", "tools": self.tools})
 
+    async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.metrics is None:
+            detail = "metrics are off in this service (MCP_METRICS=false)"
+            await respond(send, 404, {"error": "not_found", "detail": detail})
+        else:
+            await self.metrics(scope, receive, send)
+
     def _watch_startup(self, send: Send) -> Send:
         async def watching(message: Message) -> None:
             if message["type"] == "lifespan.startup.complete":
@@ -179,6 +201,7 @@ class ServiceApp:
             OPEN_REQUESTS.count -= 1
 
     async def _checked_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        access = None
         if self.bearer is not None and scope["path"] == self.path:
             access = await self.bearer.check(scope, receive, send)
             if access is None:
@@ -188,6 +211,8 @@ class ServiceApp:
         try:
             body = await self._body(receive, send)
             if body is not None:
+                if self.stateless and b"notifications/cancelled" in body:
+                    _cancel_call(body, owner_of(access))
                 whole: Message = {"type": "http.request", "body": body, "more_body": False}
                 await self.app(scope, _replay([whole], receive), send)
         finally:
@@ -299,6 +324,24 @@ def _call_problem(message: object) -> tuple[int, bytes] | None:
     error = {"code": -32602, "message": f"Invalid params of tools/call: {problem}"}
     answer = {"jsonrpc": "2.0", "id": request_id if usable else None, "error": error}
     return (200 if usable else 400), json.dumps(answer).encode()
+
+
+def _cancel_call(body: bytes, owner: Owner) -> None:
+    """Cancel the call in this process that a ``notifications/cancelled`` body names.
+
+    Stateless serving gives each POST a session of its own, so the SDK cannot
+    deliver the notification to the call; the SDK still answers the POST (202).
+    """
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return
+    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
+        return
+    params = message.get("params")
+    request_id = params.get("requestId") if isinstance(params, dict) else None
+    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        IN_FLIGHT.cancel(owner, request_id)
 
 
 def _kind(value: object) -> str:

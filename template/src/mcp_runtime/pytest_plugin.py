@@ -8,10 +8,14 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import FastMCP
 from mcp_runtime.server import build_server
+from mcp_runtime.tracing import use_tracer_provider
 
 
 @pytest.fixture
@@ -31,6 +35,17 @@ def oauth_issuer() -> Iterator[LocalIssuer]:
     """A local OAuth issuer serving its signing key on a loopback port, for the test."""
     with LocalIssuer() as issuer:
         yield issuer
+
+
+@pytest.fixture
+def call_spans() -> Iterator[InMemorySpanExporter]:
+    """Tool calls traced during the test: their spans, as ``get_finished_spans()`` gives them."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with use_tracer_provider(provider):
+        yield exporter
+    provider.shutdown()
 
 
 @pytest.fixture(autouse=True)

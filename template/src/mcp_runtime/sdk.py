@@ -25,6 +25,7 @@ from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
 from mcp.server.lowlevel.server import request_ctx
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import RequestId, RequestParams
 from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
@@ -43,6 +44,8 @@ __all__ = [
     "func_metadata",
     "pre_parse_json",
     "request_headers",
+    "request_id",
+    "request_meta",
     "served_tool_names",
     "served_tools",
     "verified_token",
@@ -72,6 +75,18 @@ def request_headers() -> Mapping[str, str] | None:
     request = getattr(context, "request", None)
     headers = getattr(request, "headers", None)
     return headers if isinstance(headers, Mapping) else None
+
+
+def request_id() -> RequestId | None:
+    """The JSON-RPC id of the request being served; None outside a request."""
+    context = request_ctx.get(None)
+    return None if context is None else context.request_id
+
+
+def request_meta() -> RequestParams.Meta | None:
+    """The ``_meta`` of the request being served; None when it has none, or outside one."""
+    context = request_ctx.get(None)
+    return None if context is None else context.meta
 
 
 def served_tool_names(server: FastMCP) -> list[str]:

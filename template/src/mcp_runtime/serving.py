@@ -16,12 +16,23 @@ to the MCP endpoint are answered 503, and the calls in flight go on. Once none i
 the process exits 0. If ``shutdown_grace`` seconds pass first (or a second SIGINT
 comes), the calls still running are cut short: each answers ``isError`` (shutdown),
 and the process exits once those answers are sent, or a few seconds later.
+
+With several workers and metrics on, the workers share a directory of metric files
+(``PROMETHEUS_MULTIPROC_DIR``, set before they start), so that a scrape of any worker
+counts every worker's calls: the operator's directory if the variable is set (emptied of
+metric files at start), else a new one, removed when the service stops.
 """
 
 import asyncio
 import logging
+import os
+import shutil
 import signal
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -34,7 +45,8 @@ from uvicorn.supervisors import multiprocess
 
 from mcp_runtime.http_app import OPEN_REQUESTS
 from mcp_runtime.in_flight import IN_FLIGHT
-from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.metrics import MULTIPROC_DIR, mark_worker_dead
+from mcp_runtime.settings import ServiceSettings, SettingsError
 
 __all__ = ["DrainingServer", "HeadTimeoutProtocol", "ServingConfig", "serve"]
 
@@ -55,13 +67,53 @@ def serve(settings: ServiceSettings, app: str = SERVICE_APP) -> None:
     the shutdown grace.
     """
     config = ServingConfig(app, settings)
-    if settings.workers == 1:
-        DrainingServer(config).run()
+    with metrics_directory(settings):
+        if settings.workers == 1:
+            DrainingServer(config).run()
+            return
+        socket = config.bind_socket()
+        # uvicorn's supervisor starts (and restarts) each worker as a ``multiprocess.Process``.
+        multiprocess.Process = DrainingWorker  # type: ignore[misc]
+        multiprocess.Multiprocess(config, sockets=[socket]).run()
+
+
+@contextmanager
+def metrics_directory(settings: ServiceSettings) -> Iterator[None]:
+    """``PROMETHEUS_MULTIPROC_DIR`` set to an empty directory while the block serves.
+
+    Only with metrics on, and several workers or the variable already set. The
+    operator's directory is emptied of metric files (``*.db``) and kept; one made here is
+    removed at the end. Raises :class:`SettingsError` if the directory cannot be made.
+    """
+    given = os.environ.get(MULTIPROC_DIR)
+    if not settings.metrics or not (given or settings.workers > 1):
+        yield
         return
-    socket = config.bind_socket()
-    # uvicorn's supervisor starts (and restarts) each worker as a ``multiprocess.Process``.
-    multiprocess.Process = DrainingWorker  # type: ignore[misc]
-    multiprocess.Multiprocess(config, sockets=[socket]).run()
+    try:
+        if given:
+            Path(given).mkdir(parents=True, exist_ok=True)
+            for stale in Path(given).glob("*.db"):
+                stale.unlink()
+        folder = given or tempfile.mkdtemp(prefix="mcp-metrics-")
+    except OSError as exc:
+        if given:
+            problem = f"{MULTIPROC_DIR}: {given} cannot hold the workers' metric files"
+        else:
+            problem = (
+                f"MCP_WORKERS: {settings.workers} workers merge their metrics in a temporary "
+                f"directory, which cannot be made; set {MULTIPROC_DIR} to a writable one"
+            )
+        raise SettingsError(
+            f"bad setting {problem} ({exc.strerror}), or set MCP_METRICS=false"
+        ) from None
+    os.environ[MULTIPROC_DIR] = folder
+    logger.info("metrics: the workers' figures are merged in %s", folder)
+    try:
+        yield
+    finally:
+        if not given:
+            del os.environ[MULTIPROC_DIR]
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class ServingConfig(uvicorn.Config):
@@ -205,3 +257,9 @@ class DrainingWorker(multiprocess.Process):
         if self._server is None:
             self._server = DrainingServer(self.config)
         return self._server
+
+    def join(self) -> None:
+        """Wait for the worker to exit (the supervisor does, for every worker that ends)."""
+        super().join()
+        if self.pid is not None:
+            mark_worker_dead(self.pid)

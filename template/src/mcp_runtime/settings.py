@@ -114,6 +114,11 @@ class ServiceSettings(BaseSettings):
         description="stateless streamable HTTP: any replica answers any request (no session "
         "affinity); false keeps sessions in the process that opened them",
     )
+    metrics: bool = Field(
+        True,
+        description="count and time the tool calls, and serve the figures at GET /metrics "
+        "(Prometheus format); false records nothing and answers /metrics 404",
+    )
     auth: AuthMode = Field(
         AUTH,  # type: ignore[arg-type]
         description="how HTTP callers are authenticated: oauth (bearer tokens), demo-header "

@@ -1,9 +1,13 @@
-"""A service whose calls stay in flight until the test lets them go, for the shutdown tests.
+"""A service whose calls stay in flight until the test lets them go, for the shutdown,
+cancellation and progress tests.
 
 Run as a script, it serves through :func:`mcp_runtime.serving.serve`, exactly as the
 ``serve`` command does (signals, draining, worker processes), with the app factory
 :func:`app`. ``SLOW_SERVICE_DIR`` names a folder: each call writes ``started-NAME``
-there when it starts, and answers once the file ``release`` exists.
+there when it starts, and answers once the file ``release`` exists; ``hold`` writes
+``cancelled-NAME`` when its call is cancelled. ``count_up`` and ``count_up_thread``
+report each of their steps as progress (toolset ``counting``, served when
+``MCP_TOOLSETS`` names it).
 """
 
 import os
@@ -13,7 +17,7 @@ from pathlib import Path
 import anyio
 from langchain_core.tools import tool
 
-from mcp_runtime import ToolResult
+from mcp_runtime import ToolResult, report_progress
 from mcp_runtime.http_app import ServiceApp, http_app
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import create_server
@@ -32,8 +36,12 @@ def _folder() -> Path:
 async def hold(name: str) -> ToolResult:
     """Answer once the test releases the call."""
     (_folder() / f"started-{name}").touch()
-    while not (_folder() / "release").exists():
-        await anyio.sleep(POLL_SECONDS)
+    try:
+        while not (_folder() / "release").exists():
+            await anyio.sleep(POLL_SECONDS)
+    except anyio.get_cancelled_exc_class():
+        (_folder() / f"cancelled-{name}").touch()
+        raise
     return ToolResult(message=f"released {name}")
 
 
@@ -46,12 +54,33 @@ def hold_thread(name: str) -> ToolResult:
     return ToolResult(message=f"released {name}")
 
 
+@tool
+async def count_up(steps: int) -> ToolResult:
+    """Count to ``steps``, reporting each step as progress."""
+    for step in range(1, steps + 1):
+        await anyio.sleep(0)
+        report_progress(step, steps, f"step {step} of {steps}")
+    return ToolResult(message=f"counted to {steps}")
+
+
+@tool
+def count_up_thread(steps: int) -> ToolResult:
+    """Count to ``steps`` in a tool thread, reporting each step as progress."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step} of {steps}")
+    return ToolResult(message=f"counted to {steps}")
+
+
+TOOLSETS = (Toolset("slow", (hold, hold_thread)), Toolset("counting", (count_up, count_up_thread)))
+
+
 def app() -> ServiceApp:
-    """The app factory: the slow toolset, as the environment's settings say."""
+    """The app factory: the toolsets ``MCP_TOOLSETS`` names (``slow`` when it is unset)."""
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
-    toolset = Toolset("slow", (hold, hold_thread))
-    return http_app(create_server("slow-service", [toolset], settings=settings), settings)
+    chosen = settings.toolsets or ("slow",)
+    toolsets = [toolset for toolset in TOOLSETS if toolset.name in chosen]
+    return http_app(create_server("slow-service", toolsets, settings=settings), settings)
 
 
 if __name__ == "__main__":

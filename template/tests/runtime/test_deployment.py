@@ -83,6 +83,21 @@ def test_the_deployments_settings_serve_over_http(
     assert settings.auth == service_defaults.AUTH
 
 
+def test_pods_are_scraped_on_the_container_port(
+    deployment: dict[str, Any], container: dict[str, Any]
+) -> None:
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(container["ports"][0]["containerPort"]),
+        "prometheus.io/path": "/metrics",
+    }
+    with serve_http() as url:
+        answer = httpx.get(url.removesuffix("/mcp") + annotations["prometheus.io/path"])
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+
+
 def test_probes_point_at_real_endpoints(container: dict[str, Any]) -> None:
     paths = [container[probe]["httpGet"]["path"] for probe in ("livenessProbe", "readinessProbe")]
     assert paths == ["/healthz", "/readyz"]
@@ -100,6 +115,17 @@ def test_pods_request_resources_and_run_unprivileged(
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
 
 
+def test_the_read_only_root_keeps_a_writable_temporary_directory(
+    deployment: dict[str, Any], container: dict[str, Any]
+) -> None:
+    # Several workers merge their metrics in a temporary directory (tempfile: /tmp).
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    [mount] = [mount for mount in container["volumeMounts"] if mount["mountPath"] == "/tmp"]
+    pod = deployment["spec"]["template"]["spec"]
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    assert volumes[mount["name"]]["emptyDir"]["medium"] == "Memory"
+
+
 def test_autoscaler_targets_the_deployment(deployment: dict[str, Any]) -> None:
     target = manifest("hpa.yaml")["spec"]["scaleTargetRef"]
     assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
@@ -111,7 +137,9 @@ def test_image_is_multi_stage_built_with_uv() -> None:
     recipe = (ROOT / "Dockerfile").read_text()
     stages = re.findall(r"^FROM \S+ AS (\w+)$", recipe, re.MULTILINE)
     assert stages == ["build", "runtime"]
-    assert "uv sync --no-dev" in recipe
+    # Both syncs install exactly the committed lock, which the image copies with the licence.
+    assert recipe.count("uv sync --locked --no-dev") == 2
+    assert re.search(r"^COPY pyproject.toml README.md LICENSE uv.lock \./$", recipe, re.MULTILINE)
 
 
 def test_image_runs_as_a_non_root_user() -> None:
