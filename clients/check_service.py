@@ -13,7 +13,12 @@ clients' token; under ``demo-header``, with the demo credential enabled
   it, and with each JSON setup of ``deploy/clients/`` resolved as its client resolves it;
 - langchain-mcp-adapters' own client (``langchain_client.py``, in the service's env);
 - the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh``, and
-  whoami.
+  whoami;
+- long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
+  its tools rewritten, ``contract --write``) and served alone, then progress and
+  cancellation through the TypeScript SDK client (``ts_long_calls.mjs``), and the
+  call's ``cancelled`` outcome in the serve log. It runs last: the service then has a
+  third toolset, so run the check on a fresh render.
 
 Usage: python check_service.py SERVICE_DIR SLUG
 Needs ``npm ci`` done in this folder. Every failure is printed as
@@ -27,6 +32,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +53,67 @@ SUBSTITUTIONS = {
     "vscode": r"\$\{input:([a-z][a-z0-9-]*)\}",
     "cursor": r"\$\{env:([A-Z_][A-Z0-9_]*)\}",
 }
+# What ts_long_calls.mjs gives as its reason to cancel: a client's text is never logged.
+CANCEL_REASON = "the ts-sdk check no longer needs it"
+# The long-calls toolset's module, written over what scripts/new-toolset generated.
+LONG_CALLS = '''\
+"""The long-calls toolset: a call that reports its progress, and one that waits to be cancelled."""
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Annotated, NotRequired
+
+from langchain_core.tools import tool
+from pydantic import Field
+
+from mcp_runtime import ToolError, ToolResult, report_progress, tool_metadata
+
+
+class CountUpResult(ToolResult):
+    """How many steps were counted."""
+
+    steps: NotRequired[int]
+
+
+class WaitForCancelResult(ToolResult):
+    """The wait ended without a cancel."""
+
+
+@tool_metadata(title="Count up, step by step", read_only=True, idempotent=True, open_world=False)
+@tool
+async def count_up(
+    steps: Annotated[int, Field(ge=1, le=100, description="How many steps to count, 1 to 100.")],
+) -> CountUpResult | ToolError:
+    """Count from 1 to `steps`, reporting the progress of each step."""
+    for step in range(1, steps + 1):
+        await asyncio.sleep(0.05)
+        report_progress(step, steps, f"step {step}")
+    return CountUpResult(message=f"counted {steps} steps", steps=steps)
+
+
+@tool_metadata(title="Wait to be cancelled", read_only=True, idempotent=True, open_world=False)
+@tool
+async def wait_for_cancel() -> WaitForCancelResult | ToolError:
+    """Wait a minute, or until the call is cancelled."""
+    mark("started")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        mark("cancelled")
+        raise
+    return WaitForCancelResult(message="waited a minute, and nobody cancelled the call")
+
+
+def mark(name: str) -> None:
+    """Leave an empty file ``name`` in the folder LONG_CALLS_DIR names, when it names one."""
+    folder = os.environ.get("LONG_CALLS_DIR")
+    if folder:
+        (Path(folder) / name).touch()
+
+
+TOOLS = [count_up, wait_for_cancel]
+'''
 failures: list[str] = []
 
 
@@ -300,6 +367,56 @@ def script(client: str, command: list[str], cwd: Path, env: dict[str, str]) -> N
             report(client, "run", f"exit {result.returncode}: {result.stderr.strip()[-800:]}")
 
 
+def add_long_calls(service: Path, slug: str) -> bool:
+    """Add the long-calls toolset as a team would; whether every step succeeded.
+
+    ``scripts/new-toolset long_calls``, then its module rewritten with the two tools of
+    ``LONG_CALLS``, the generated tests of the example tool removed, and the contract
+    recorded with ``contract --write`` (which runs the startup gate on the new tools).
+    """
+    scaffolded = run("scripts/new-toolset", "long_calls", cwd=service)
+    if scaffolded.returncode != 0:
+        report("long calls", "scripts/new-toolset long_calls", scaffolded.stderr.strip()[-800:])
+        return False
+    [module] = service.glob("src/*/toolsets/long_calls.py")
+    module.write_text(LONG_CALLS)
+    (service / "tests" / "test_long_calls.py").unlink()
+    recorded = run("uv", "run", "--quiet", slug, "contract", "--write", cwd=service)
+    problem = (recorded.stdout + recorded.stderr).strip()[-800:]
+    report("long calls", "contract --write", None if recorded.returncode == 0 else problem)
+    return recorded.returncode == 0
+
+
+def long_calls(service: Path, slug: str) -> None:
+    """Progress and cancellation through the TypeScript SDK client, and the serve log."""
+    if not add_long_calls(service, slug):
+        return
+    port = free_port()
+    with (
+        tempfile.TemporaryDirectory() as markers,
+        served(
+            service,
+            slug,
+            port,
+            MCP_AUTH="none",
+            MCP_TOOLSETS="long-calls",
+            LONG_CALLS_DIR=markers,
+        ) as url,
+    ):
+        command = ["node", str(HERE / "ts_long_calls.mjs"), url]
+        script("ts-sdk client", command, HERE, {"LONG_CALLS_DIR": markers})
+        log = service / f"serve-{port}.log"
+        expected = "tool=wait_for_cancel outcome=cancelled"
+        deadline = time.monotonic() + 10
+        while expected not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        logged = log.read_text()
+        missing = None if expected in logged else f"no line with {expected!r}:\n{logged[-800:]}"
+        report("serve log", "wait_for_cancel: the call's outcome is cancelled", missing)
+        leaked = CANCEL_REASON in logged
+        report("serve log", "the client's reason to cancel", "logged" if leaked else None)
+
+
 def main(service: Path, slug: str) -> int:
     auth = answered(service, "auth")
     port = free_port()
@@ -318,6 +435,7 @@ def main(service: Path, slug: str) -> int:
         langchain = ["uv", "run", "--quiet", "python", str(HERE / "langchain_client.py"), url]
         script("langchain client", langchain, service, secret)
         inspector(service, url, client)
+    long_calls(service, slug)
     if failures:
         print(f"\n{len(failures)} client check(s) failed:", file=sys.stderr)
         print("\n".join(f"  {failure}" for failure in failures), file=sys.stderr)

@@ -338,6 +338,8 @@ def _cancel_call(body: bytes, owner: Owner) -> None:
         return
     if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
         return
+    if "id" in message:
+        return  # a request, not a notification: the SDK answers it with an error
     params = message.get("params")
     request_id = params.get("requestId") if isinstance(params, dict) else None
     if isinstance(request_id, str | int) and not isinstance(request_id, bool):

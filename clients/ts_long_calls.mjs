@@ -1,0 +1,99 @@
+// Long calls through the official TypeScript SDK client: progress and cancellation.
+//
+// Against a service serving the long-calls toolset that check_service.py adds:
+// count_up(steps) reports progress (i, steps, "step i") for each step, and
+// wait_for_cancel() leaves the file `started` in LONG_CALLS_DIR when it runs and
+// `cancelled` there when it is cancelled.
+//
+// - count_up with an onprogress handler: the SDK client asks for progress itself
+//   (a progressToken in the call's _meta), and every report arrives, in order,
+//   before the result;
+// - wait_for_cancel with an AbortSignal, aborted once the tool runs: the SDK client
+//   sends notifications/cancelled itself and rejects the call; the tool is stopped
+//   while this client stays connected, so the cancel stopped it, not a disconnect.
+//
+// Usage: LONG_CALLS_DIR=FOLDER node ts_long_calls.mjs URL
+// Exit status 0 when every check passes; otherwise 1, each failure printed as a FAIL line.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { deepStrictEqual } from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const url = new URL(process.argv[2]);
+const folder = process.env.LONG_CALLS_DIR;
+const WAIT_MS = 10_000;
+const CANCEL_REASON = "the ts-sdk check no longer needs it";
+const failures = [];
+
+async function check(tool, what, body) {
+  try {
+    await body();
+    console.log(`ok   ts-sdk client: ${tool}: ${what}`);
+  } catch (error) {
+    failures.push(`ts-sdk client: ${tool}: ${what}: ${error.message}`);
+    console.log(`FAIL ts-sdk client: ${tool}: ${what}: ${error.message}`);
+  }
+}
+
+async function appears(name, what) {
+  const path = join(folder, name);
+  const deadline = Date.now() + WAIT_MS;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${WAIT_MS / 1000} s`);
+    await sleep(20);
+  }
+}
+
+const client = new Client({ name: "ts-sdk-long-calls-check", version: "1.0.0" });
+await client.connect(new StreamableHTTPClientTransport(url));
+const errors = [];
+client.onerror = (error) => errors.push(error.message);
+
+await check("count_up", "every progress report, in order, before the result", async () => {
+  const reports = [];
+  const result = await client.callTool({ name: "count_up", arguments: { steps: 3 } }, undefined, {
+    onprogress: (report) => reports.push(report),
+  });
+  const beforeResult = [...reports];
+  deepStrictEqual(
+    beforeResult,
+    [
+      { progress: 1, total: 3, message: "step 1" },
+      { progress: 2, total: 3, message: "step 2" },
+      { progress: 3, total: 3, message: "step 3" },
+    ],
+    "the progress reports received before the result",
+  );
+  deepStrictEqual(result.isError ?? false, false, "isError");
+  deepStrictEqual(result.structuredContent, { message: "counted 3 steps", steps: 3 }, "structuredContent");
+  await sleep(200); // a report sent after the result would reach onerror as an unknown token
+  deepStrictEqual(errors, [], "the client's protocol errors");
+});
+
+await check("wait_for_cancel", "an aborted call is cancelled on the server", async () => {
+  const controller = new AbortController();
+  const call = client.callTool({ name: "wait_for_cancel", arguments: {} }, undefined, {
+    signal: controller.signal,
+  });
+  const settled = call.then(
+    () => "answered",
+    (error) => error,
+  );
+  await appears("started", "the tool started");
+  await sleep(300);
+  controller.abort(CANCEL_REASON);
+  const outcome = await settled;
+  if (outcome === "answered") throw new Error("the call answered instead of rejecting");
+  // Still connected: only the client's notifications/cancelled can have stopped the tool.
+  await appears("cancelled", "the tool's cancellation cleanup ran");
+});
+
+await client.close();
+if (failures.length > 0) {
+  console.error(`${failures.length} check(s) failed:\n${failures.join("\n")}`);
+  process.exit(1);
+}
+console.log("ts-sdk client: long calls, every check passed");
