@@ -9,9 +9,10 @@
    FastMCP app serving the same tool natively, each under uvicorn on loopback.
 4. The checks that keep every answer sendable (nesting depth, valid Unicode): a
    result's whole answer against the same validation and serialization without them.
-5. Tracing and metrics: per tools/call in memory and over streamable HTTP, the
-   service with metrics, tracing (the SDK's batch processor, an exporter that drops
-   the spans) or both on, against the same service with both off.
+5. Tracing and metrics: per call of the served tool alone, per tools/call in memory
+   and over streamable HTTP, the service with metrics, tracing (the SDK's batch
+   processor, an exporter that drops the spans) or both on, against the same service
+   with both off.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -44,7 +45,7 @@ from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
 from mcp_runtime.metrics import CALL_METRICS
 from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import FastMCP, SDKTool, served_tools
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import free_port
@@ -98,6 +99,19 @@ async def per_call(server: FastMCP, calls: int) -> list[float]:
             result = await session.call_tool("hello", {"name": "Ada"})
             timings.append(time.perf_counter() - started)
             assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+    return timings
+
+
+async def direct_calls(served: SDKTool, calls: int) -> list[float]:
+    """Each call's time of the served tool's ``run``, without a session or transport."""
+    timings = []
+    for _ in range(50):  # warm up
+        await served.run({"name": "Ada"})
+    for _ in range(calls):
+        started = time.perf_counter()
+        result = await served.run({"name": "Ada"})
+        timings.append(time.perf_counter() - started)
+        assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
     return timings
 
 
@@ -385,22 +399,28 @@ def main() -> None:
         "both": (True, provider),
     }
     server = contract_server(greet_async)
-    runs = interleaved(
-        rounds,
-        *(
-            observed(lambda: per_call(server, calls), metrics=metrics, tracing=tracing)
-            for metrics, tracing in modes.values()
-        ),
-    )
-    medians = {
-        label: statistics.median(statistics.median(run) for run in mode_runs) * 1e6
-        for label, mode_runs in zip(modes, runs, strict=True)
+    [served] = served_tools(server)
+    measured_runs = {
+        "the served tool, called directly": lambda: direct_calls(served, calls * 5),
+        "in memory": lambda: per_call(server, calls),
     }
-    for label, median in medians.items():
-        print(
-            f"   in memory, {label:8s} {median:7.1f} us per call"
-            f"   ratio {median / medians['off']:.3f}"
+    for where, measure in measured_runs.items():
+        runs = interleaved(
+            rounds,
+            *(
+                observed(measure, metrics=metrics, tracing=tracing)
+                for metrics, tracing in modes.values()
+            ),
         )
+        medians = {
+            label: statistics.median(statistics.median(run) for run in mode_runs) * 1e6
+            for label, mode_runs in zip(modes, runs, strict=True)
+        }
+        print(f"   {where}:")
+        for label, median in medians.items():
+            print(
+                f"     {label:8s} {median:8.1f} us per call   ratio {median / medians['off']:.3f}"
+            )
     observed_app = http_app(create_server("contract", [toolset], settings=settings), settings)
     with Served(observed_app) as url:
         rates = interleaved(

@@ -9,15 +9,16 @@
 //   (a progressToken in the call's _meta), and every report arrives, in order,
 //   before the result;
 // - wait_for_cancel with an AbortSignal, aborted once the tool runs: the SDK client
-//   sends notifications/cancelled itself and rejects the call; the tool is stopped
-//   while this client stays connected, so the cancel stopped it, not a disconnect.
+//   sends notifications/cancelled itself and rejects the call; the tool is stopped,
+//   and the service's log (SERVE_LOG) has the call's outcome `cancelled`, while this
+//   client stays connected: the cancel stopped the call, not a disconnect.
 //
-// Usage: LONG_CALLS_DIR=FOLDER node ts_long_calls.mjs URL
+// Usage: LONG_CALLS_DIR=FOLDER SERVE_LOG=FILE node ts_long_calls.mjs URL
 // Exit status 0 when every check passes; otherwise 1, each failure printed as a FAIL line.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { deepStrictEqual } from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -38,14 +39,17 @@ async function check(tool, what, body) {
   }
 }
 
-async function appears(name, what) {
-  const path = join(folder, name);
+async function eventually(holds, what) {
   const deadline = Date.now() + WAIT_MS;
-  while (!existsSync(path)) {
+  while (!holds()) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${WAIT_MS / 1000} s`);
     await sleep(20);
   }
 }
+
+const appears = (name, what) => eventually(() => existsSync(join(folder, name)), what);
+const logged = (line, what) =>
+  eventually(() => readFileSync(process.env.SERVE_LOG, "utf8").includes(line), what);
 
 const client = new Client({ name: "ts-sdk-long-calls-check", version: "1.0.0" });
 await client.connect(new StreamableHTTPClientTransport(url));
@@ -89,6 +93,7 @@ await check("wait_for_cancel", "an aborted call is cancelled on the server", asy
   if (outcome === "answered") throw new Error("the call answered instead of rejecting");
   // Still connected: only the client's notifications/cancelled can have stopped the tool.
   await appears("cancelled", "the tool's cancellation cleanup ran");
+  await logged("tool=wait_for_cancel outcome=cancelled", "the serve log has the outcome cancelled");
 });
 
 await client.close();
