@@ -19,10 +19,12 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +35,15 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from tests.rendering import (  # noqa: E402
     AWKWARD_NAMES,
-    FIRST_WEEK_TESTS,
-    FIRST_WEEK_TOOLS,
     FOREIGN_ENVIRONMENT,
     NAME_CELLS,
     NAME_TESTS,
     PYTHONS,
-    SPEED_UPS,
+    RECOMPILING_ENVIRONMENT,
     WHOLE_SUITE_CELLS,
     Cell,
-    first_week,
     listing_problems,
+    runtime_tests_except,
 )
 
 HARNESS = ROOT / "tests" / "rendering.py"
@@ -62,8 +62,9 @@ TEMPLATE_TEST_REQUIREMENTS = [
     # The template's tests on both cores.
     "pytest-xdist>=3.6",
 ]
-# Toolsets named like the runtime's own test modules (tests/runtime/test_serving.py, ...).
-CLASHING_TOOLSETS = ("serving", "cli", "http")
+# A toolset named like one of the runtime's own test modules (tests/runtime/test_serving.py):
+# its module and tests import the service's package, whatever it is named.
+CLASHING_TOOLSET = "serving"
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
@@ -77,6 +78,9 @@ nox.options.sessions = [
     "hostile",
 ]
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+# The sessions' own tools write their bytecode once too (see RECOMPILING_ENVIRONMENT).
+for variable in RECOMPILING_ENVIRONMENT:
+    os.environ.pop(variable, None)
 
 
 # What each session proved, and how long it took: printed as a table at the end of the run.
@@ -168,17 +172,16 @@ def describe(cell: Cell) -> str:
 @nox.parametrize("cell", list(WHOLE_SUITE_CELLS), ids=[cell.id for cell in WHOLE_SUITE_CELLS])
 @recorded(
     lambda cell: (
-        f"{describe(cell)}: the whole runtime suite, lint, check, schema; "
-        "a first week's scaffolds, tests, lint, check"
+        f"{describe(cell)}: the whole runtime suite (its scaffold tests too), lint, "
+        "check both ways, schema"
     )
 )
 def service(session: nox.Session, cell: Cell) -> None:
     """Render a service for one Python and answer set; run its whole suite and checks.
 
-    Lint, the whole test suite, ``check`` both ways and ``schema``; then a team's first
-    week (``FIRST_WEEK`` in tests/rendering.py, which tests/test_scaffold.py runs too): the
-    new tests with the gate and contract tests, the whole suite collected, lint, ``check``
-    and ``schema`` again.
+    Lint, the whole test suite (whose scaffold tests add toolsets and a tool named like the
+    runtime's test modules to a copy of the service, and run its lint, tests and
+    contract), ``check`` both ways and ``schema``.
     """
     session.install(COPIER)
     folder, recorded_answers = render_cell(session, cell)
@@ -193,52 +196,92 @@ def service(session: nox.Session, cell: Cell) -> None:
         listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello"}))
 
-        # The suite ran whole above: after the first week, the new tools' tests and the
-        # runtime's tests of every tool (the gate, the published contract), and the whole
-        # suite collected.
-        week = first_week(
-            lambda *command: in_service(session, *command, silent=True),
-            slug,
-            *FIRST_WEEK_TESTS,
-            "tests/runtime/test_contract.py",
-            "tests/runtime/test_contract_snapshot.py",
-        )
-        expect(session, listing_problems(week.listing, {"hello", *FIRST_WEEK_TOOLS}))
-        in_service(session, *pytest, "-n", "0", "--collect-only", silent=True)
-
 
 @nox.session
-@nox.parametrize("cell", list(NAME_CELLS), ids=[cell.awkward_name for cell in NAME_CELLS])
 @recorded(
-    lambda cell: (
-        f"{describe(cell)}: recorded answers, scaffolds named like runtime tests, "
-        "the team's tests and the runtime's name tests, the suite collected, lint, check, schema"
+    lambda: (
+        f"each other awkward name ({len(NAME_CELLS)}, two at a time): recorded answers, a "
+        "toolset named like a runtime test, the team's tests and the runtime's name tests, "
+        "the suite collected, lint, check both ways, schema"
     )
 )
-def names(session: nox.Session, cell: Cell) -> None:
-    """Render a service named awkwardly (tests/awkward_names.json); prove it works.
+def names(session: nox.Session) -> None:
+    """Render a service for each awkward name of ``NAME_CELLS``; prove it works.
 
-    The recorded answers, ``uv sync``; toolsets named ``serving``, ``cli`` and ``http``
-    scaffolded (the runtime's tests have modules of those names); then the team's tests
-    (the new ones too) and the runtime's tests that read the name (``NAME_TESTS``), the
-    whole suite collected, lint, ``check`` both ways and ``schema``. The whole suite runs
-    for the name in ``WHOLE_SUITE_CELLS`` (``nox -s service``).
+    For each: the recorded answers, ``uv sync``; a toolset named ``serving`` scaffolded (as
+    a runtime test module is named); then, with the whole suite collected, the team's tests
+    (the new ones too) and the runtime's tests that read the name (``NAME_TESTS``); lint,
+    ``check`` both ways and ``schema``. The whole suite runs for the name in
+    ``WHOLE_SUITE_CELLS`` (``nox -s service``). Two names run at a time: most of their
+    steps use one core. ``nox -s names -- q long`` runs those only.
     """
     session.install(COPIER)
-    folder, recorded_answers = render_cell(session, cell)
+    chosen = [cell for cell in NAME_CELLS if cell.awkward_name in session.posargs]
+    unknown = set(session.posargs) - {cell.awkward_name for cell in NAME_CELLS}
+    expect(session, [f"{name!r} is not one of NAME_CELLS' names" for name in sorted(unknown)])
+    harness = [str(Path(session.virtualenv.location, "bin", "python")), str(HARNESS)]
+    failures = []
+    with ThreadPoolExecutor(max_workers=2) as lanes:
+        running = {lanes.submit(name_checks, cell, harness): cell for cell in chosen or NAME_CELLS}
+        for done in as_completed(running):
+            cell = running[done]
+            try:
+                seconds = done.result()
+            except CellFailedError as failure:
+                failures.append(cell.id)
+                session.log(f"names: {cell.id} failed:\n{failure}")
+            else:
+                session.log(f"names: {cell.id} passed in {seconds:.0f}s")
+    expect(session, [f"{cell} failed (its log is above)" for cell in failures])
+
+
+class CellFailedError(Exception):
+    """A check of a rendered service failed; the message is the cell's log."""
+
+
+def name_checks(cell: Cell, harness: list[str]) -> float:
+    """The checks of ``names`` for one cell, in its own folder and mypy cache; seconds."""
+    start, log = time.monotonic(), []
+    folder = RENDERS / f"names-{cell.awkward_name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    unset = FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT
+    environment = {k: v for k, v in os.environ.items() if k not in unset}
+    # The run's shared mypy cache as a seed, in the cell's own folder: two run at once.
+    cache = folder.parent / f".mypy_cache-{cell.awkward_name}"
+    shutil.rmtree(cache, ignore_errors=True)
+    if (RENDERS / ".mypy_cache").is_dir():
+        shutil.copytree(RENDERS / ".mypy_cache", cache)
+    service_environment = {**environment, "MYPY_CACHE_DIR": str(cache)}
+
+    def run(*command: str, where: Path | None = folder) -> str:
+        log.append(f"$ {' '.join(command)}")
+        env = service_environment if where else environment
+        done = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True)
+        log.append(done.stdout + done.stderr)
+        if done.returncode != 0:
+            log.append(f"exited {done.returncode}")
+            raise CellFailedError("\n".join(log))
+        return done.stdout
+
+    def expect_none(problems: list[str]) -> None:
+        if problems:
+            raise CellFailedError("\n".join([*log, *problems]))
+
+    printed = run(*harness, str(folder), json.dumps(cell.answers), where=None)
+    recorded_answers = json.loads(printed.splitlines()[-1])
+    expect_none(wrong_answers(cell, recorded_answers))
     slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
     pytest = ["uv", "run", "--quiet", "pytest", "-q"]
-    with session.chdir(folder):
-        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(cell.python))
-        for toolset in CLASHING_TOOLSETS:
-            in_service(session, "scripts/new-toolset", toolset, silent=True)
-        in_service(session, *pytest, "--ignore=tests/runtime", *NAME_TESTS, *session.posargs)
-        in_service(session, *pytest, "-n", "0", "--collect-only", silent=True)
-        in_service(session, "scripts/lint")
-        in_service(session, "uv", "run", "--quiet", slug, "check")
-        in_service(session, "uv", "run", "--quiet", "python", "-m", package, "check")
-        listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
-        expect(session, listing_problems(json.loads(listing), {"hello", *CLASHING_TOOLSETS}))
+    run("uv", "--quiet", "sync", "--python", interpreter(cell.python))
+    run("scripts/new-toolset", CLASHING_TOOLSET)
+    run(*pytest, "-n", "0", *runtime_tests_except(folder, *NAME_TESTS))
+    run("scripts/lint")
+    run("uv", "run", "--quiet", slug, "check")
+    run("uv", "run", "--quiet", "python", "-m", package, "check")
+    listing = run("uv", "run", "--quiet", slug, "schema")
+    expect_none(listing_problems(json.loads(listing), {"hello", CLASHING_TOOLSET}))
+    shutil.rmtree(cache, ignore_errors=True)
+    return time.monotonic() - start
 
 
 @nox.session
@@ -270,9 +313,9 @@ def clients(session: nox.Session) -> None:
 def hostile(session: nox.Session) -> None:
     """A rendered service serving the hostile toolset, against the hostile suite (hostile/).
 
-    The suite runs inside the service, in its own environment, on every core (the service's
-    pytest settings); it starts the service's ``serve`` command itself, once per module and
-    setting (``--dist loadfile`` keeps a module on one worker). Its modules import
+    The suite runs inside the service, in its own environment, in four workers: it waits on
+    timeouts and grace periods more than it computes. It starts the service's ``serve``
+    command itself, once per module and setting in each worker. Its modules import
     ``harness`` from hostile/, so it is collected with the prepend import mode whatever the
     service's own pytest settings say.
     """
@@ -286,8 +329,8 @@ def hostile(session: nox.Session) -> None:
             "-p",
             "no:cacheprovider",
             "--import-mode=prepend",
-            "--dist",
-            "loadfile",
+            "-n",
+            "4",
             str(ROOT / "hostile"),
             *session.posargs,
         ]
@@ -325,10 +368,10 @@ def in_service(session: nox.Session, *command: str, silent: bool = False) -> str
     nox points uv at the session's environment; the service must use its own. Returns
     what the command printed when ``silent`` (nox then shows it only if it fails).
     """
-    isolated: dict[str, str | None] = dict.fromkeys(FOREIGN_ENVIRONMENT)
+    isolated: dict[str, str | None] = dict.fromkeys(FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT)
     # One mypy cache for every render of the run (mypy keys it by Python version, and
     # revalidates each module by its hash): each render checks only its own modules.
-    shared = {**SPEED_UPS, "MYPY_CACHE_DIR": str(RENDERS / ".mypy_cache")}
+    shared = {"MYPY_CACHE_DIR": str(RENDERS / ".mypy_cache")}
     output = session.run(*command, env={**isolated, **shared}, external=True, silent=silent)
     return output if isinstance(output, str) else ""
 
@@ -352,15 +395,18 @@ def render(session: nox.Session, answers: dict[str, Any]) -> tuple[Path, dict[st
 def render_cell(session: nox.Session, cell: Cell) -> tuple[Path, dict[str, Any]]:
     """Render ``cell``; fail the session if an awkward name records other answers than it gives."""
     folder, recorded_answers = render(session, cell.answers)
-    if cell.awkward_name:
-        gives = AWKWARD_NAMES[cell.awkward_name]["gives"]
-        wrong = [
-            f"{key} is {recorded_answers[key]!r}, not {value!r}"
-            for key, value in gives.items()
-            if recorded_answers[key] != value
-        ]
-        expect(session, wrong)
+    expect(session, wrong_answers(cell, recorded_answers))
     return folder, recorded_answers
+
+
+def wrong_answers(cell: Cell, recorded_answers: dict[str, Any]) -> list[str]:
+    """How the answers a render recorded differ from those its awkward name gives."""
+    gives = AWKWARD_NAMES[cell.awkward_name]["gives"] if cell.awkward_name else {}
+    return [
+        f"{key} is {recorded_answers[key]!r}, not {value!r}"
+        for key, value in gives.items()
+        if recorded_answers[key] != value
+    ]
 
 
 def interpreter(version: str) -> str:

@@ -10,6 +10,7 @@ recorded answers as JSON on its last line.
 import json
 import os
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,12 +23,20 @@ TEMPLATE = HERE.parent
 # What a tool runner (nox, an activated venv) sets to point uv at its own environment;
 # a rendered service must use its own, as it does on a team's machine.
 FOREIGN_ENVIRONMENT = ("UV_PROJECT_ENVIRONMENT", "UV_PYTHON", "VIRTUAL_ENV")
-# `uv sync` compiles the environment's bytecode once, on every core: each process the tests
-# start then reads it, even where PYTHONDONTWRITEBYTECODE is set.
-SPEED_UPS = {"UV_COMPILE_BYTECODE": "1"}
+# Unset in a rendered service, so that Python writes each module's bytecode at its first
+# import and every later process reads it; set, each process compiles all it imports again.
+RECOMPILING_ENVIRONMENT = ("PYTHONDONTWRITEBYTECODE",)
+# The renders of one test process share a mypy cache (mypy revalidates each module by its
+# hash, and keys the cache by Python version): each render checks only its own modules.
+TEST_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
+MYPY_CACHE = Path(tempfile.gettempdir()) / "mcp-template-tests" / f"mypy-{TEST_PROCESS}"
 SERVICE_ENVIRONMENT = {
-    **{k: v for k, v in os.environ.items() if k not in FOREIGN_ENVIRONMENT},
-    **SPEED_UPS,
+    **{
+        key: value
+        for key, value in os.environ.items()
+        if key not in FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT
+    },
+    "MYPY_CACHE_DIR": str(MYPY_CACHE),
 }
 
 # Named answer sets: the nox matrix and these tests render each of them.
@@ -160,6 +169,19 @@ def first_week(run: Run, slug: str, *tests: str) -> Week:
     checked = run("uv", "run", "--quiet", slug, "check")
     listing = json.loads(run("uv", "run", "--quiet", slug, "schema"))
     return Week(scaffolds, tested, checked, listing)
+
+
+def runtime_tests_except(service: Path, *kept: str) -> list[str]:
+    """pytest options that deselect the runtime's test modules of ``service`` but ``kept``:
+    the whole suite is still collected (so its modules import beside the team's), and the
+    team's tests run with the kept ones."""
+    modules = sorted(path.relative_to(service) for path in service.glob("tests/runtime/test_*.py"))
+    return [
+        option
+        for module in modules
+        if str(module) not in kept
+        for option in ("--deselect", str(module))
+    ]
 
 
 def listing_problems(listing: Mapping[str, Any], expected: set[str]) -> list[str]:
