@@ -188,7 +188,9 @@ def service(session: nox.Session, cell: Cell) -> None:
     slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
     pytest = ["uv", "run", "--quiet", "pytest", "-q"]
     with session.chdir(folder):
-        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(cell.python))
+        # The suite starts many servers, several at once: their bytecode compiled up front.
+        sync = ["uv", "--quiet", "sync", "--compile-bytecode"]
+        in_service(session, *sync, "--python", interpreter(cell.python))
         in_service(session, "scripts/lint")  # first: the suite's scaffold tests reuse its cache
         in_service(session, *pytest, *session.posargs)
         in_service(session, "uv", "run", "--quiet", slug, "check")

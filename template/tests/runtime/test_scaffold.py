@@ -32,6 +32,15 @@ def snapshot() -> dict[str, str]:
     return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
 
 
+def files_of(folder: Path) -> dict[Path, bytes]:
+    """Every file in ``folder`` with its content, but the bytecode Python writes itself."""
+    return {
+        path: path.read_bytes()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
 @pytest.fixture
 def unchanged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Run from the service's root, and check that no file changed."""
@@ -283,14 +292,14 @@ def test_tool_name_is_checked_like_a_toolset_name(capsys: pytest.CaptureFixture[
 def test_existing_test_file_is_refused(service: Path) -> None:
     team_test = service / "tests" / "test_lookup.py"
     team_test.write_text('"""The team\'s own tests of a lookup."""\n')
-    before = {path: path.read_bytes() for path in service.rglob("*") if path.is_file()}
+    before = files_of(service)
     refused = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "lookup")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr == (
         "error: tests/test_lookup.py already exists: choose another tool name, or move that "
         "file.\nNothing was written.\n"
     )
-    assert {path: path.read_bytes() for path in service.rglob("*") if path.is_file()} == before
+    assert files_of(service) == before
 
 
 def test_help_explains_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
