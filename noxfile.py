@@ -4,12 +4,12 @@
 section and in the table printed at the end of the run: ``template_tests`` (questions,
 validators, awkward names, renders, scaffolds, contract snapshots, the matrix itself),
 ``lint`` (this repo's Python), ``service`` (one service per Python, answer set and
-``auth`` mode, pairwise: the whole runtime suite, lint, ``check`` and ``schema``, then a
-team's first week), ``names`` (a service for each other awkward project name, see
-tests/awkward_names.json), ``update`` (``copier update`` over a real template history),
-``clients`` (independent MCP clients and the conformance suite) and ``hostile`` (a
-rendered service against tools that misbehave and clients that break the rules).
-``nox -s benchmark`` measures what the contract costs.
+``auth`` mode, pairwise: the whole runtime suite, lint, ``check`` and ``schema``),
+``names`` (a service for each other awkward project name, see tests/awkward_names.json),
+``update`` (``copier update`` over a real template history), ``clients`` (independent MCP
+clients and the conformance suite) and ``hostile`` (a rendered service against tools
+that misbehave and clients that break the rules). ``nox -s benchmark`` measures what the
+contract costs.
 """
 
 import atexit

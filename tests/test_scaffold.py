@@ -54,7 +54,7 @@ def output(service: Path, *command: str) -> str:
 
 
 def test_first_week_toolsets_and_tools_are_served_tested_and_clean(service: Path) -> None:
-    """The first week that nox's service session runs too: scaffolds, tests, lint, gate."""
+    """A team's first week: scaffolds, their tests with the gate's, lint, check, schema."""
     contract_tests = "tests/runtime/test_contract.py"
     week = first_week(partial(output, service), "my-mcp-service", *FIRST_WEEK_TESTS, contract_tests)
     created, _, added = week.scaffolds
