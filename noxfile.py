@@ -232,6 +232,9 @@ def names(session: nox.Session) -> None:
             except CellFailedError as failure:
                 failures.append(cell.id)
                 session.log(f"names: {cell.id} failed:\n{failure}")
+            except Exception as error:  # a check that could not even read its output
+                failures.append(cell.id)
+                session.log(f"names: {cell.id} failed: {type(error).__name__}: {error}")
             else:
                 session.log(f"names: {cell.id} passed in {seconds:.0f}s")
     expect(session, [f"{cell} failed (its log is above)" for cell in failures])
