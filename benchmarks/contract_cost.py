@@ -13,6 +13,9 @@
    and over streamable HTTP, the service with metrics, tracing (the SDK's batch
    processor, an exporter that drops the spans) or both on, against the same service
    with both off.
+6. Startup: the CPU time of a process that runs the command line (``contract``: import
+   the whole runtime, build the server, exit) against the same process with the cyclic
+   collector left running during the imports and over what they built.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -23,7 +26,10 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -285,6 +291,27 @@ def observed(
     return observing
 
 
+# The same command line with the runtime's collector settings undone: the baseline of 6.
+COLLECTING = (
+    "import gc, runpy; gc.disable = gc.freeze = lambda: None; "
+    "runpy.run_module('mcp_runtime', run_name='__main__')"
+)
+
+
+def startup_cpu(rounds: int) -> tuple[float, float]:
+    """Median CPU seconds of ``python -m mcp_runtime contract``, as shipped and collecting."""
+    shipped: list[float] = []
+    collecting: list[float] = []
+    for _ in range(rounds):
+        for command, times in ((["-m", "mcp_runtime"], shipped), (["-c", COLLECTING], collecting)):
+            before = os.times()
+            subprocess.run([sys.executable, *command, "contract"], capture_output=True, check=True)
+            after = os.times()
+            user = after.children_user - before.children_user
+            times.append(user + after.children_system - before.children_system)
+    return statistics.median(shipped), statistics.median(collecting)
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -434,6 +461,13 @@ def main() -> None:
         f"   cost ratio (off / both throughput) {off_rate / both_rate:.3f}"
     )
     provider.shutdown()
+
+    print("6. startup: CPU of `python -m mcp_runtime contract`, against the collector running")
+    shipped, collecting = startup_cpu(rounds * 2)
+    print(
+        f"   as shipped {shipped:6.3f} s   collecting {collecting:6.3f} s"
+        f"   ratio {shipped / collecting:.3f}"
+    )
 
 
 if __name__ == "__main__":

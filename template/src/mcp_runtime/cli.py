@@ -7,6 +7,7 @@ contract violations, 2 for bad usage or setup), never as a traceback.
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -38,6 +39,7 @@ TRANSPORTS = ("streamable-http", "stdio")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    gc.freeze()  # what the imports built lives as long as the process (see mcp_runtime)
     try:
         service = find_service()
     except ServiceNotFoundError as exc:

@@ -25,6 +25,7 @@ FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
   :meth:`InFlight.cancel`), and is then passed on as usual.
 """
 
+import gc
 import json
 import logging
 import re
@@ -92,7 +93,9 @@ def app_from_environment() -> "ServiceApp":
     configure_logging(settings.log_level, settings.log_format)
     server = build_server(settings=settings)
     configure_tracing(server.name)
-    return http_app(server, settings)
+    app = http_app(server, settings)
+    gc.freeze()  # the app and what the imports built live as long as the process
+    return app
 
 
 def json_rpc_error(code: int, message: str) -> bytes:

@@ -1,6 +1,9 @@
 """The command line: serve, check, schema and contract, and its messages on bad input."""
 
+import gc
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -277,3 +280,14 @@ def test_missing_service_is_explained(
     monkeypatch.setattr(cli, "find_service", not_installed)
     assert cli.main(["check"]) == 2
     assert capsys.readouterr().err == "error: No MCP service is installed in this environment.\n"
+
+
+def test_importing_the_runtime_leaves_the_collector_as_it_found_it() -> None:
+    """The cyclic collector is paused only while the runtime imports: on here (this process
+    imported the runtime with it on), and still off in a process that had turned it off."""
+    assert gc.isenabled()
+    code = "import gc; gc.disable(); import mcp_runtime; print(gc.isenabled())"
+    imported = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert (imported.returncode, imported.stdout, imported.stderr) == (0, "False\n", "")
