@@ -204,14 +204,16 @@ class ServiceApp:
             OPEN_REQUESTS.count -= 1
 
     async def _checked_post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        access = None
-        if self.bearer is not None and scope["path"] == self.path:
-            access = await self.bearer.check(scope, receive, send)
-            if access is None:
-                return
-            remember_request_token(access)
+        # Counted from the first await on: shutdown waits for the request from here on,
+        # its token check included (a request that passed the draining check is served).
         OPEN_REQUESTS.count += 1
         try:
+            access = None
+            if self.bearer is not None and scope["path"] == self.path:
+                access = await self.bearer.check(scope, receive, send)
+                if access is None:
+                    return
+                remember_request_token(access)
             body = await self._body(receive, send)
             if body is not None:
                 if self.stateless and b"notifications/cancelled" in body:
