@@ -319,10 +319,11 @@ def hostile(session: nox.Session) -> None:
     """A rendered service serving the hostile toolset, against the hostile suite (hostile/).
 
     The suite runs inside the service, in its own environment, in four workers: it waits on
-    timeouts and grace periods more than it computes. It starts the service's ``serve``
-    command itself, once per module and setting in each worker. Its modules import
-    ``harness`` from hostile/, so it is collected with the prepend import mode whatever the
-    service's own pytest settings say.
+    timeouts and grace periods more than it computes; an idle worker takes tests from a busy
+    one (``--dist worksteal``), so the modules with long tests end together. It starts the
+    service's ``serve`` command itself, once per module and setting in each worker. Its
+    modules import ``harness`` from hostile/, so it is collected with the prepend import
+    mode whatever the service's own pytest settings say.
     """
     session.install(COPIER)
     folder = render_hostile(session)
@@ -336,6 +337,8 @@ def hostile(session: nox.Session) -> None:
             "--import-mode=prepend",
             "-n",
             "4",
+            "--dist",
+            "worksteal",
             str(ROOT / "hostile"),
             *session.posargs,
         ]
