@@ -173,7 +173,7 @@ def describe(cell: Cell) -> str:
 @recorded(
     lambda cell: (
         f"{describe(cell)}: the whole runtime suite (its scaffold tests too), lint, "
-        "check both ways, schema"
+        "check (the command), schema (python -m)"
     )
 )
 def service(session: nox.Session, cell: Cell) -> None:
@@ -181,7 +181,7 @@ def service(session: nox.Session, cell: Cell) -> None:
 
     Lint, the whole test suite (whose scaffold tests add toolsets and a tool named like the
     runtime's test modules to a copy of the service, and run its lint, tests and
-    contract), ``check`` both ways and ``schema``.
+    contract), ``check`` through the command and ``schema`` through ``python -m``.
     """
     session.install(COPIER)
     folder, recorded_answers = render_cell(session, cell)
@@ -193,9 +193,10 @@ def service(session: nox.Session, cell: Cell) -> None:
         in_service(session, *sync, "--python", interpreter(cell.python))
         in_service(session, "scripts/lint")  # first: the suite's scaffold tests reuse its cache
         in_service(session, *pytest, *session.posargs)
+        # Each way in once: check through the command, schema through ``python -m``.
         in_service(session, "uv", "run", "--quiet", slug, "check")
-        in_service(session, "uv", "run", "--quiet", "python", "-m", package, "check")
-        listing = in_service(session, "uv", "run", "--quiet", slug, "schema", silent=True)
+        schema = ["uv", "run", "--quiet", "python", "-m", package, "schema"]
+        listing = in_service(session, *schema, silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello"}))
 
 
@@ -204,7 +205,7 @@ def service(session: nox.Session, cell: Cell) -> None:
     lambda: (
         f"each other awkward name ({len(NAME_CELLS)}, two at a time): recorded answers, a "
         "toolset named like a runtime test, the team's tests and the runtime's name tests, "
-        "the suite collected, lint, check both ways, schema"
+        "the suite collected, lint, check (the command), schema (python -m)"
     )
 )
 def names(session: nox.Session) -> None:
@@ -213,9 +214,9 @@ def names(session: nox.Session) -> None:
     For each: the recorded answers, ``uv sync``; a toolset named ``serving`` scaffolded (as
     a runtime test module is named); then, with the whole suite collected, the team's tests
     (the new ones too) and the runtime's tests that read the name (``NAME_TESTS``); lint,
-    ``check`` both ways and ``schema``. The whole suite runs for the name in
-    ``WHOLE_SUITE_CELLS`` (``nox -s service``). Two names run at a time: most of their
-    steps use one core. ``nox -s names -- q long`` runs those only.
+    ``check`` through the command and ``schema`` through ``python -m``. The whole suite
+    runs for the name in ``WHOLE_SUITE_CELLS`` (``nox -s service``). Two names run at a
+    time: most of their steps use one core. ``nox -s names -- q long`` runs those only.
     """
     session.install(COPIER)
     chosen = [cell for cell in NAME_CELLS if cell.awkward_name in session.posargs]
@@ -282,8 +283,7 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
     run(*pytest, "-n", "0", *runtime_tests_except(folder, *NAME_TESTS))
     run("scripts/lint")
     run("uv", "run", "--quiet", slug, "check")
-    run("uv", "run", "--quiet", "python", "-m", package, "check")
-    listing = run("uv", "run", "--quiet", slug, "schema")
+    listing = run("uv", "run", "--quiet", "python", "-m", package, "schema")
     expect_none(listing_problems(json.loads(listing), {"hello", CLASHING_TOOLSET}))
     shutil.rmtree(cache, ignore_errors=True)
     return time.monotonic() - start

@@ -165,8 +165,13 @@ def skip_if_the_service_uses(*names: str) -> None:
         pytest.skip(f"the service has a toolset, tool or tests of its own named {taken}")
 
 
-def test_toolsets_named_like_runtime_modules_are_created(service: Path, mypy_cache: str) -> None:
-    skip_if_the_service_uses("serving", "cli", "http")
+def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
+    service: Path, mypy_cache: str
+) -> None:
+    """Toolsets named like the runtime's modules and tests (``http`` is also the standard
+    library's), and a tool named like a runtime test, in one copy of the service: all are
+    linted, tested, served and recorded together."""
+    skip_if_the_service_uses("serving", "cli", "http", "gate")
     before, report = recorded_tools(service), contract_report(service)
     for name in ("serving", "cli", "http"):
         created = run(service, "mcp_runtime.scaffold", "new-toolset", name)
@@ -176,19 +181,13 @@ def test_toolsets_named_like_runtime_modules_are_created(service: Path, mypy_cac
             f"Created the toolset '{name}':\n"
         )
         assert f"uv run {find_service().name} contract --write {name}  " in created.stdout
-    check_written(service, {"serving", "cli", "http"}, before, report, mypy_cache)
-
-
-def test_tool_named_like_a_runtime_test_is_added(service: Path, mypy_cache: str) -> None:
-    skip_if_the_service_uses("cli")
-    before, report = recorded_tools(service), contract_report(service)
-    added = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "cli")
+    added = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "gate")
     assert added.returncode == 0, added.stderr
-    assert added.stdout.startswith("Added the tool 'cli' to the toolset 'hello':\n")
-    assert (service / "tests" / "runtime" / "test_cli.py").read_bytes() == (
-        ROOT / "tests" / "runtime" / "test_cli.py"
+    assert added.stdout.startswith("Added the tool 'gate' to the toolset 'hello':\n")
+    assert (service / "tests" / "runtime" / "test_gate.py").read_bytes() == (
+        ROOT / "tests" / "runtime" / "test_gate.py"
     ).read_bytes()
-    check_written(service, {"cli"}, before, report, mypy_cache)
+    check_written(service, {"serving", "cli", "http", "gate"}, before, report, mypy_cache)
 
 
 @pytest.mark.parametrize("package", ["acme", "mcp_tools", "zeta"])
