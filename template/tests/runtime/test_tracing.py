@@ -419,9 +419,13 @@ async def test_serve_over_stdio_exports_root_spans(receiver: Receiver) -> None:
     assert not any(SECRET.encode() in body for body in receiver.bodies)
 
 
-@pytest.mark.parametrize("transport", ["streamable-http", "stdio"])
+# Each transport and each variable once (which variable wins is checked in process below).
 @pytest.mark.parametrize(
-    "name", ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]
+    ("transport", "name"),
+    [
+        ("streamable-http", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+        ("stdio", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+    ],
 )
 def test_a_protocol_the_exporter_does_not_speak_is_refused_at_start(
     transport: str, name: str
