@@ -25,6 +25,7 @@ from mcp_runtime.contract_snapshot import (
     render,
     report,
 )
+from mcp_runtime.http_app import MCP_PATH
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
@@ -140,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
     print(
         f"Serving {server.name} on http://{settings.host}:{settings.port}"
-        f"{server.settings.streamable_http_path} ({settings.workers} worker(s))",
+        f"{MCP_PATH} ({settings.workers} worker(s))",
         file=sys.stderr,
     )
     # The app is built again from the environment, in each worker: pass the options on.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_runtime.contract_tool import ContractTool
-from mcp_runtime.sdk import FastMCP, served_tools
+from mcp_runtime.sdk import MCPServer, served_tools
 
 __all__ = [
     "SNAPSHOT",
@@ -95,9 +95,9 @@ def contract_of(
             "name": tool.name,
             "title": tool.title,
             "description": tool.description,
-            "inputSchema": tool.inputSchema,
-            "outputSchema": tool.outputSchema,
-            "annotations": tool.annotations.model_dump(exclude_none=True)
+            "inputSchema": tool.input_schema,
+            "outputSchema": tool.output_schema,
+            "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True)
             if tool.annotations
             else {},
             "scopes": sorted((scopes or {}).get(tool.name, ())),
@@ -108,7 +108,7 @@ def contract_of(
     return {"tools": sorted(entries, key=lambda entry: str(entry["name"]))}
 
 
-def live_contract(server: FastMCP) -> dict[str, Any]:
+def live_contract(server: MCPServer) -> dict[str, Any]:
     """The contract ``server`` serves: its ``tools/list``, with each tool's scopes."""
     listed = asyncio.run(server.list_tools())
     scopes = {

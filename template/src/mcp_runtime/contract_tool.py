@@ -49,6 +49,7 @@ from mcp_runtime.sdk import (
     UrlElicitationRequiredError,
     pre_parse_json,
     request_id,
+    serving,
     verified_token,
 )
 from mcp_runtime.tool_threads import TOOL_THREADS
@@ -111,7 +112,7 @@ class ToolCaller:
 
 
 class ContractTool(SDKTool):
-    """A FastMCP tool that answers every call as its :class:`OutputContract` says.
+    """An MCP SDK tool that answers every call as its :class:`OutputContract` says.
 
     Built by the gate (:func:`mcp_runtime.gate.to_fastmcp`), complete when constructed.
     """
@@ -136,17 +137,18 @@ class ContractTool(SDKTool):
         """
         started = time.perf_counter()
         outcome = "cancelled"
-        span = start_call_span(self.name)
-        CALL_METRICS.started(self.name)
-        try:
-            async with reporting_progress(context):
-                result, outcome = await self._answer(arguments)
-        finally:
-            duration = time.perf_counter() - started
-            log_call(self.name, outcome, duration)
-            CALL_METRICS.finished(self.name, outcome, duration)
-            if span is not None:
-                span.end(outcome)
+        with serving(context):
+            span = start_call_span(self.name)
+            CALL_METRICS.started(self.name)
+            try:
+                async with reporting_progress(context):
+                    result, outcome = await self._answer(arguments)
+            finally:
+                duration = time.perf_counter() - started
+                log_call(self.name, outcome, duration)
+                CALL_METRICS.finished(self.name, outcome, duration)
+                if span is not None:
+                    span.end(outcome)
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
@@ -193,9 +195,9 @@ class ContractTool(SDKTool):
             )
             return error_result(message), "timeout"
         result = self.contract.to_call_result(value, max_depth=self.policy.max_depth)
-        if result.structuredContent is None:
+        if result.structured_content is None:
             return result, "contract_violation"
-        return result, "tool_error" if result.isError else "ok"
+        return result, "tool_error" if result.is_error else "ok"
 
     def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, str]:
         """``isError`` for a raised exception: a tool's own message, or a masked one."""

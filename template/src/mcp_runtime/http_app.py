@@ -36,14 +36,23 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_runtime.auth import remember_request_token
 from mcp_runtime.in_flight import IN_FLIGHT, Owner, owner_of
 from mcp_runtime.metrics import CALL_METRICS, metrics_app
-from mcp_runtime.sdk import BearerCheck, FastMCP, bearer_check, served_tool_names
+from mcp_runtime.sdk import BearerCheck, MCPServer, bearer_check, served_tool_names
+from mcp_runtime.server import transport_security
 from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.tool_threads import TOOL_THREADS
 
-__all__ = ["OPEN_REQUESTS", "OpenRequests", "ServiceApp", "app_from_environment", "http_app"]
+__all__ = [
+    "MCP_PATH",
+    "OPEN_REQUESTS",
+    "OpenRequests",
+    "ServiceApp",
+    "app_from_environment",
+    "http_app",
+]
 
 logger = logging.getLogger(__name__)
 
+MCP_PATH = "/mcp"  # the MCP endpoint
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -62,7 +71,7 @@ class OpenRequests:
 OPEN_REQUESTS = OpenRequests()
 
 
-def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "ServiceApp":
+def http_app(server: MCPServer, settings: ServiceSettings | None = None) -> "ServiceApp":
     """``server``'s streamable HTTP app behind the front, with the limits of ``settings``.
 
     Raises :class:`SettingsError` when ``MCP_AUTH=oauth`` lacks a setting it needs.
@@ -70,14 +79,21 @@ def http_app(server: FastMCP, settings: ServiceSettings | None = None) -> "Servi
     settings = settings or ServiceSettings()
     require_http_auth(settings)
     CALL_METRICS.enabled = settings.metrics
+    sdk_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=settings.stateless,
+        max_request_body_size=settings.max_request_bytes,
+        transport_security=transport_security(settings),
+        host=settings.host,
+    )
     return ServiceApp(
-        server.streamable_http_app(),
+        sdk_app,
         tools=len(served_tool_names(server)),
-        max_body=server.settings.max_request_body_size,
+        max_body=settings.max_request_bytes,
         max_depth=settings.max_json_depth,
         read_timeout=settings.read_timeout,
-        path=server.settings.streamable_http_path,
-        stateless=server.settings.stateless_http,
+        path=MCP_PATH,
+        stateless=settings.stateless,
         bearer=bearer_check(server),
         metrics=metrics_app() if settings.metrics else None,
     )

@@ -59,7 +59,7 @@ def _kind(message: object) -> str:
 
 def _methods(union: Any) -> dict[str, str]:
     """Member class name to method, for ``types.ClientRequest`` or ``ClientNotification``."""
-    members = get_args(union.model_fields["root"].annotation)
+    members = get_args(union)
     return {member.__name__: member.model_fields["method"].default for member in members}
 
 

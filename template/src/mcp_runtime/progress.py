@@ -51,7 +51,7 @@ def report_progress(
 
 
 def reporting_progress(context: Any) -> "CallProgress":
-    """Serve :func:`report_progress` for the call ``context`` (FastMCP's, or None) belongs to."""
+    """Serve :func:`report_progress` for the call of ``context`` (the SDK's, or None)."""
     return CallProgress(context, _progress_token(context))
 
 
@@ -150,7 +150,6 @@ def _progress_token(context: Any) -> ProgressToken | None:
         return None
     try:
         meta = context.request_context.meta
-    except ValueError:  # a FastMCP context outside a request
+    except ValueError:  # a tool context outside a request
         return None
-    token: ProgressToken | None = getattr(meta, "progressToken", None)
-    return token
+    return None if meta is None else meta.get("progress_token")

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import build_server
 from mcp_runtime.tracing import use_tracer_provider
 
@@ -25,7 +25,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def server() -> FastMCP:
+def server() -> MCPServer:
     """The service's server, with every toolset, built through the startup gate."""
     return build_server()
 

@@ -1,15 +1,19 @@
-"""Every use of the MCP SDK's server internals, in one place.
+"""Every use of the MCP SDK's server, in one place.
 
-The rest of the runtime reaches the SDK's server through these names only, so a move
-to the SDK's next major version (where ``FastMCP`` is renamed ``MCPServer`` and the
-request context gives way to ``Context.headers``) is a change to this module.
-Protocol types (``mcp.types``) and the client side are public and stable, and are
-imported where they are used.
+The rest of the runtime reaches the SDK's server through these names only. The SDK's
+2.x line (``MCPServer``) hands each call's request context to the tool it calls; the
+served tool enters :func:`serving` with it, and the functions here read the request
+being served from there: its headers, its JSON-RPC id, its ``_meta``, its protocol
+revision and the access token the SDK verified. Protocol types (``mcp.types``) and
+the client side are public and stable, and are imported where they are used.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     BearerAuthBackend,
@@ -18,14 +22,14 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.fastmcp import FastMCP
-from mcp.server.fastmcp.exceptions import ToolError as SDKToolError
-from mcp.server.fastmcp.tools import Tool as SDKTool
-from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
-from mcp.server.lowlevel.server import request_ctx
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.server.mcpserver.tools import Tool as SDKTool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import UrlElicitationRequiredError
-from mcp.types import RequestId, RequestParams
+from mcp.types import RequestId, RequestParamsMeta
 from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
@@ -35,6 +39,7 @@ __all__ = [
     "AuthSettings",
     "BearerCheck",
     "FastMCP",
+    "MCPServer",
     "SDKTool",
     "SDKToolError",
     "TokenVerifier",
@@ -43,13 +48,37 @@ __all__ = [
     "bearer_check",
     "func_metadata",
     "pre_parse_json",
+    "protocol_version",
     "request_headers",
     "request_id",
     "request_meta",
     "served_tool_names",
     "served_tools",
+    "serving",
     "verified_token",
+    "without_sdk_spans",
 ]
+
+# The server's name before the SDK's 2.x line: a service's tests may still annotate with it.
+FastMCP = MCPServer
+
+_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
+    "mcp_runtime_request", default=None
+)
+
+
+@contextmanager
+def serving(context: Any) -> Iterator[None]:
+    """Within the block, the request ``context`` (the SDK's tool context, or None) serves."""
+    try:
+        request = None if context is None else context.request_context
+    except ValueError:  # a tool context outside a request
+        request = None
+    token = _request.set(request)
+    try:
+        yield
+    finally:
+        _request.reset(token)
 
 
 def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:
@@ -71,38 +100,52 @@ def pre_parse_json(metadata: FuncMetadata, arguments: dict[str, Any]) -> dict[st
 
 def request_headers() -> Mapping[str, str] | None:
     """The HTTP headers of the request being served; None outside an HTTP request."""
-    context = request_ctx.get(None)
-    request = getattr(context, "request", None)
+    request = getattr(_request.get(), "request", None)
     headers = getattr(request, "headers", None)
     return headers if isinstance(headers, Mapping) else None
 
 
 def request_id() -> RequestId | None:
     """The JSON-RPC id of the request being served; None outside a request."""
-    context = request_ctx.get(None)
+    context = _request.get()
     return None if context is None else context.request_id
 
 
-def request_meta() -> RequestParams.Meta | None:
+def request_meta() -> RequestParamsMeta | None:
     """The ``_meta`` of the request being served; None when it has none, or outside one."""
-    context = request_ctx.get(None)
+    context = _request.get()
     return None if context is None else context.meta
 
 
-def served_tool_names(server: FastMCP) -> list[str]:
+def protocol_version() -> str | None:
+    """The protocol revision of the request being served; None outside a request."""
+    context = _request.get()
+    return None if context is None else context.protocol_version
+
+
+def without_sdk_spans(server: MCPServer) -> MCPServer:
+    """``server`` without the SDK's own span per message: the runtime traces each call once."""
+    server.middleware[:] = [
+        middleware
+        for middleware in server.middleware
+        if not isinstance(middleware, OpenTelemetryMiddleware)
+    ]
+    return server
+
+
+def served_tool_names(server: MCPServer) -> list[str]:
     """The names of the tools ``server`` serves, in the order it lists them."""
     return [tool.name for tool in served_tools(server)]
 
 
-def served_tools(server: FastMCP) -> list[SDKTool]:
+def served_tools(server: MCPServer) -> list[SDKTool]:
     """The tools ``server`` serves, in the order it lists them."""
     return server._tool_manager.list_tools()
 
 
 def verified_token() -> AccessToken | None:
     """The access token the SDK verified for the HTTP request being served; else None."""
-    context = request_ctx.get(None)
-    request = getattr(context, "request", None)
+    request = getattr(_request.get(), "request", None)
     scope = getattr(request, "scope", None)
     user = scope.get("user") if isinstance(scope, Mapping) else None
     return user.access_token if isinstance(user, AuthenticatedUser) else None
@@ -132,7 +175,7 @@ class BearerCheck:
         return None
 
 
-def bearer_check(server: FastMCP) -> BearerCheck | None:
+def bearer_check(server: MCPServer) -> BearerCheck | None:
     """The bearer-token check of ``server``; None when it does not verify tokens."""
     verifier = server._token_verifier
     auth = server.settings.auth

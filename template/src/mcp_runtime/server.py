@@ -1,11 +1,11 @@
-"""Build the FastMCP server: discover the toolsets and pass every tool through the gate."""
+"""Build the MCP server: discover the toolsets and pass every tool through the gate."""
 
 from collections.abc import Sequence
 
 from mcp_runtime.auth import JwtVerifier
 from mcp_runtime.contract_tool import CallPolicy
 from mcp_runtime.gate import convert_toolsets, toolset_violations
-from mcp_runtime.sdk import AuthSettings, FastMCP, TransportSecuritySettings
+from mcp_runtime.sdk import AuthSettings, MCPServer, TransportSecuritySettings, without_sdk_spans
 from mcp_runtime.settings import ServiceSettings, load_settings
 from mcp_runtime.tool_threads import TOOL_THREADS
 from mcp_runtime.toolsets import Service, Toolset, find_service
@@ -26,7 +26,7 @@ class UnknownToolsetError(Exception):
 
 def build_server(
     *, service: Service | None = None, settings: ServiceSettings | None = None
-) -> FastMCP:
+) -> MCPServer:
     """The server of ``service`` (the installed one when None), as ``settings`` say.
 
     Serves the toolsets ``settings.toolsets`` names (all when empty). Raises
@@ -56,8 +56,12 @@ def create_server(
     *,
     violations: Sequence[ContractViolation] = (),
     settings: ServiceSettings | None = None,
-) -> FastMCP:
-    """A FastMCP server named ``name`` serving ``toolsets``, once all pass the gate."""
+) -> MCPServer:
+    """An MCP server named ``name`` serving ``toolsets``, once all pass the gate.
+
+    How it is served over HTTP (its address, limits and security) is the app's:
+    :func:`mcp_runtime.http_app.http_app`.
+    """
     settings = settings or ServiceSettings()
     policy = CallPolicy(
         timeout=settings.call_timeout,
@@ -67,17 +71,14 @@ def create_server(
     tools = convert_toolsets(toolsets, violations=violations, policy=policy)
     TOOL_THREADS.resize(settings.tool_threads)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
-    return FastMCP(
-        name=name,
+    server = MCPServer(
+        name,
         tools=list(tools),
-        host=settings.host,
-        port=settings.port,
-        stateless_http=settings.stateless,
-        max_request_body_size=settings.max_request_bytes,
-        transport_security=transport_security(settings),
         auth=oauth_settings(settings) if verifier is not None else None,
         token_verifier=verifier,
+        subscriptions=False,
     )
+    return without_sdk_spans(server)
 
 
 def oauth_settings(settings: ServiceSettings) -> AuthSettings:

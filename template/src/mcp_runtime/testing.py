@@ -23,39 +23,117 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-import httpx
-from mcp import ClientSession
+import httpx2
+from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.types import CallToolResult, ListToolsResult, Tool
 
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 
-__all__ = ["RunningServer", "connect", "connect_http", "free_port", "run_server", "serve_http"]
+__all__ = [
+    "ListedTool",
+    "Mode",
+    "RunningServer",
+    "Session",
+    "ToolAnswer",
+    "ToolListing",
+    "connect",
+    "connect_http",
+    "free_port",
+    "run_server",
+    "serve_http",
+]
 
 STARTUP_SECONDS = 60.0
 STOP_SECONDS = 60.0
 
 
+# How a client speaks: "legacy" (2025-11-25 and before: initialize, JSON-RPC framing),
+# "2026-07-28" (stateless, each request carries its revision), or "auto" (the newest
+# revision both ends speak).
+Mode = Literal["legacy", "2026-07-28", "auto"]
+
+
+class ToolAnswer(CallToolResult):
+    """A ``tools/call`` result, its fields also under the protocol's own names."""
+
+    @property
+    def structuredContent(self) -> Any:  # noqa: N802 (the protocol's name)
+        return self.structured_content
+
+    @property
+    def isError(self) -> bool:  # noqa: N802
+        return self.is_error
+
+
+class ListedTool(Tool):
+    """A ``tools/list`` entry, its schemas also under the protocol's own names."""
+
+    @property
+    def inputSchema(self) -> dict[str, Any]:  # noqa: N802
+        return self.input_schema
+
+    @property
+    def outputSchema(self) -> dict[str, Any] | None:  # noqa: N802
+        return self.output_schema
+
+
+class ToolListing(ListToolsResult):
+    """A ``tools/list`` result whose entries are :class:`ListedTool`."""
+
+    tools: list[ListedTool]  # type: ignore[assignment]
+
+
+class Session:
+    """A connected MCP client (the SDK's ``Client``, whose every method it offers).
+
+    Its ``call_tool`` and ``list_tools`` results answer to the field names of the wire
+    (``structuredContent``, ``isError``, ``inputSchema``, ``outputSchema``), as tests
+    written against the SDK's 1.x client read them, and to the SDK's own.
+    """
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, **options: Any
+    ) -> ToolAnswer:
+        """Call the tool ``name``; the client has checked the result against its schema."""
+        result = await self.client.call_tool(name, arguments, **options)
+        return ToolAnswer.model_construct(**dict(result))
+
+    async def list_tools(self, **options: Any) -> ToolListing:
+        """The server's ``tools/list`` answer."""
+        listing = await self.client.list_tools(**options)
+        tools = [ListedTool.model_construct(**dict(tool)) for tool in listing.tools]
+        return ToolListing.model_construct(**{**dict(listing), "tools": tools})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
 @asynccontextmanager
-async def connect(server: FastMCP) -> AsyncIterator[ClientSession]:
-    """An initialized client session to ``server`` over in-memory streams."""
-    async with create_connected_server_and_client_session(server) as session:
-        yield session
+async def connect(server: MCPServer, *, mode: Mode = "legacy") -> AsyncIterator[Session]:
+    """A connected client of ``server``, in this process, speaking as ``mode`` says."""
+    async with Client(server, mode=mode, cache=None) as client:
+        yield Session(client)
 
 
 @asynccontextmanager
 async def connect_http(
-    url: str, *, headers: Mapping[str, str] | None = None
-) -> AsyncIterator[ClientSession]:
-    """An initialized client session to ``url`` over streamable HTTP, sending ``headers``."""
+    url: str, *, headers: Mapping[str, str] | None = None, mode: Mode = "legacy"
+) -> AsyncIterator[Session]:
+    """A connected client of ``url`` over streamable HTTP, sending ``headers``."""
+    timeout = httpx2.Timeout(30, read=300)
     async with (
-        httpx.AsyncClient(headers=dict(headers or {}), timeout=30) as http_client,
-        streamable_http_client(url, http_client=http_client) as (read, write, _),
-        ClientSession(read, write) as session,
+        httpx2.AsyncClient(headers=dict(headers or {}), timeout=timeout) as http_client,
+        Client(
+            streamable_http_client(url, http_client=http_client), mode=mode, cache=None
+        ) as client,
     ):
-        await session.initialize()
-        yield session
+        yield Session(client)
 
 
 def free_port() -> int:

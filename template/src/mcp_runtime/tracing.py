@@ -30,7 +30,7 @@ from contextvars import Token
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from mcp_runtime.sdk import request_headers, request_id, request_meta
+from mcp_runtime.sdk import protocol_version, request_headers, request_id, request_meta
 from mcp_runtime.settings import SettingsError
 
 __all__ = [
@@ -86,6 +86,9 @@ def start_call_span(tool: str) -> CallSpan | None:
     served = request_id()
     if served is not None:
         attributes["jsonrpc.request.id"] = str(served)
+    revision = protocol_version()
+    if revision is not None:
+        attributes["mcp.protocol.version"] = revision
     headers = request_headers()
     if headers is not None:
         attributes["network.transport"] = "tcp"
@@ -103,10 +106,9 @@ def start_call_span(tool: str) -> CallSpan | None:
 def _meta_carrier() -> dict[str, str] | None:
     """The trace context the request carries in its ``_meta``; None when it has none."""
     meta = request_meta()
-    extra = meta.model_extra if meta is not None else None
-    if not extra or not isinstance(extra.get("traceparent"), str):
+    if not meta or not isinstance(meta.get("traceparent"), str):
         return None
-    return {key: value for key in TRACE_KEYS if isinstance(value := extra.get(key), str)}
+    return {key: value for key in TRACE_KEYS if isinstance(value := meta.get(key), str)}
 
 
 def check_tracing_settings() -> None:

@@ -164,13 +164,13 @@ async def test_a_valid_token_serves_its_caller_to_the_tool(
     async with connect_http(served.url, headers=bearer(token)) as session:
         result = await session.call_tool("caller", {})
         greeting = await session.call_tool("greet", {})
-    assert result.isError is False
-    assert result.structuredContent == {
+    assert result.is_error is False
+    assert result.structured_content == {
         "message": "caller alice",
         "subject": "alice",
         "scopes": ["greetings", "profile"],
     }
-    assert greeting.structuredContent == {"message": "Hello!"}
+    assert greeting.structured_content == {"message": "Hello!"}
     assert token not in caplog.text
     assert token.split(".")[2] not in caplog.text
 
@@ -181,7 +181,7 @@ async def test_the_audience_may_be_a_list_holding_the_resource(
     token = oauth_issuer.token(audience=["https://other.example.com", served.url])
     async with connect_http(served.url, headers=bearer(token)) as session:
         result = await session.call_tool("caller", {})
-    assert result.structuredContent == {
+    assert result.structured_content == {
         "message": "caller user-1",
         "subject": "user-1",
         "scopes": [],
@@ -192,8 +192,8 @@ async def test_scp_claims_grant_scopes(served: Served, oauth_issuer: LocalIssuer
     token = oauth_issuer.token(audience=served.url, scope=None, scp=["greetings"])
     async with connect_http(served.url, headers=bearer(token)) as session:
         result = await session.call_tool("caller", {})
-    assert result.structuredContent is not None
-    assert result.structuredContent["scopes"] == ["greetings"]
+    assert result.structured_content is not None
+    assert result.structured_content["scopes"] == ["greetings"]
 
 
 # --- refused tokens -----------------------------------------------------------------
@@ -324,10 +324,10 @@ async def test_a_tool_refuses_a_caller_without_its_scopes(
     async with connect_http(served.url, headers=bearer(token)) as session:
         refused = await session.call_tool("greet", {})
         other = await session.call_tool("caller", {})
-    assert refused.isError is True
-    assert refused.structuredContent is None
+    assert refused.is_error is True
+    assert refused.structured_content is None
     assert [block.model_dump()["text"] for block in refused.content] == [SCOPE_REFUSED]
-    assert other.isError is False
+    assert other.is_error is False
 
 
 async def test_local_calls_are_not_checked() -> None:
@@ -335,8 +335,8 @@ async def test_local_calls_are_not_checked() -> None:
     async with connect(server) as session:
         local = await session.call_tool("greet", {})
         nobody = await session.call_tool("caller", {})
-    assert local.structuredContent == {"message": "Hello!"}
-    assert nobody.structuredContent == {"message": "no caller"}
+    assert local.structured_content == {"message": "Hello!"}
+    assert nobody.structured_content == {"message": "no caller"}
 
 
 async def test_using_caller_serves_direct_calls_and_their_scopes_are_checked() -> None:
@@ -346,7 +346,7 @@ async def test_using_caller_serves_direct_calls_and_their_scopes_are_checked() -
         refused = await server.call_tool("greet", {})
         direct = await caller.ainvoke({})
     assert isinstance(refused, CallToolResult)
-    assert refused.isError is True
+    assert refused.is_error is True
     assert [block.model_dump()["text"] for block in refused.content] == [SCOPE_REFUSED]
     assert direct == {"message": "caller bob", "subject": "bob", "scopes": ["profile"]}
     assert current_caller() is None

@@ -17,7 +17,7 @@ from mcp_runtime import ToolResult
 from mcp_runtime.contract_tool import CallPolicy
 from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import connect
@@ -71,7 +71,7 @@ async def call(tool: BaseTool, arguments: dict[str, Any] | None = None, **policy
     return await to_fastmcp(tool, policy=CallPolicy(**policy)).run(arguments or {})
 
 
-def server_of(*tools: BaseTool, **settings: Any) -> FastMCP:
+def server_of(*tools: BaseTool, **settings: Any) -> MCPServer:
     return create_server("calls", [Toolset("calls", tools)], settings=ServiceSettings(**settings))
 
 
@@ -107,12 +107,12 @@ async def test_whatever_a_tool_raises_it_answers_and_serving_goes_on(
     async with connect(server) as session:
         failed = await session.call_tool("boom", {})
         after = await session.call_tool("ping", {})
-    assert failed.isError is True
-    assert failed.structuredContent is None
+    assert failed.is_error is True
+    assert failed.structured_content is None
     masked = MASKED.fullmatch(text_of(failed))
     assert masked is not None, text_of(failed)
     assert masked.group(1) == "boom"
-    assert after.structuredContent == {"message": "pong"}
+    assert after.structured_content == {"message": "pong"}
     [logged] = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert logged.getMessage() == (
         f"tool boom raised {type(exception).__name__} (error id {masked.group(2)})"
@@ -127,7 +127,7 @@ async def test_a_tool_raising_cancelled_error_itself_answers() -> None:
             failed = await session.call_tool("boom", {})
         after = await session.call_tool("ping", {})
     assert MASKED.fullmatch(text_of(failed))
-    assert after.structuredContent == {"message": "pong"}
+    assert after.structured_content == {"message": "pong"}
 
 
 async def test_masked_text_never_holds_the_exception_text() -> None:
@@ -138,7 +138,7 @@ async def test_masked_text_never_holds_the_exception_text() -> None:
 async def test_unmasked_exception_sends_its_text() -> None:
     boom = raising(RuntimeError("the upstream service is down; retry in a minute"), is_async=True)
     result = await call(boom, mask_errors=False)
-    assert result.isError is True
+    assert result.is_error is True
     assert text_of(result) == "the upstream service is down; retry in a minute"
 
 
@@ -151,8 +151,8 @@ async def test_unmasked_exception_without_text_names_its_type() -> None:
 async def test_tool_exception_message_passes_through(is_async: bool) -> None:
     message = "The city 'Atlantis' was not found: check the spelling."
     result = await call(raising(ToolException(message), is_async=is_async))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result) == message
 
 
@@ -173,7 +173,7 @@ async def test_sync_tool_past_the_timeout_answers_at_the_deadline() -> None:
             result = await call(stuck, timeout=0.2)
     finally:
         release.set()
-    assert result.isError is True
+    assert result.is_error is True
     assert text_of(result) == (
         "Tool 'stuck' did not finish within 0.2 seconds: try again later, or ask for less at once."
     )
@@ -245,7 +245,7 @@ async def test_a_call_cut_short_by_shutdown_answers(caplog: pytest.LogCaptureFix
     finally:
         IN_FLIGHT.stopping = False
     [answer] = answers
-    assert answer.isError is True
+    assert answer.is_error is True
     assert text_of(answer) == (
         "Tool 'slow' was stopped because the service is shutting down: call it again."
     )
@@ -305,8 +305,8 @@ def returning(value: object, annotation: object) -> BaseTool:
 
 async def test_a_result_nested_deeper_than_the_limit_is_a_violation() -> None:
     result = await call(returning({"message": "m", "tree": tree(126)}, TreeResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result) == (
         "Tool 'fixed' returned a result that breaks its annotation `TreeResult`: "
         "the result is nested deeper than 64 levels of objects and arrays"
@@ -316,8 +316,8 @@ async def test_a_result_nested_deeper_than_the_limit_is_a_violation() -> None:
 async def test_a_result_at_the_limit_is_sent() -> None:
     # The payload object, then a list and an object a level: 1 + 1 + 2 * 31 = 64.
     result = await call(returning({"message": "m", "tree": tree(31)}, TreeResult))
-    assert result.isError is False
-    assert result.structuredContent == {"message": "m", "tree": tree(31)}
+    assert result.is_error is False
+    assert result.structured_content == {"message": "m", "tree": tree(31)}
 
 
 class NamedResult(ToolResult):
@@ -329,8 +329,8 @@ class NamedResult(ToolResult):
 @pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\udc00\ud800"])
 async def test_a_lone_surrogate_in_a_result_is_a_violation(text: str) -> None:
     result = await call(returning({"message": "m", "name": text}, NamedResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result) == (
         "Tool 'fixed' returned a result that breaks its annotation `NamedResult`: "
         "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
@@ -339,7 +339,7 @@ async def test_a_lone_surrogate_in_a_result_is_a_violation(text: str) -> None:
 
 async def test_a_surrogate_pair_is_sent() -> None:
     result = await call(returning({"message": "m", "name": "\U0001f600"}, NamedResult))
-    assert result.structuredContent == {"message": "m", "name": "\U0001f600"}
+    assert result.structured_content == {"message": "m", "name": "\U0001f600"}
 
 
 class ScoresResult(ToolResult):

@@ -201,7 +201,7 @@ async def test_a_cancel_over_stateless_http_stops_the_call(
     (tmp_path / "release").touch()
     async with connect_http(slow.url) as session:
         after = await session.call_tool("hold", {"name": "b"})
-    assert after.isError is False
+    assert after.is_error is False
 
 
 async def test_the_cancel_itself_is_answered_202(slow: RunningServer) -> None:
@@ -230,7 +230,7 @@ async def test_a_cancel_two_anonymous_calls_share_cancels_neither(
         (tmp_path / "release").touch()
     assert one.result is not None
     assert other.result is not None
-    assert (one.result.isError, other.result.isError) == (False, False)
+    assert (one.result.is_error, other.result.is_error) == (False, False)
 
 
 async def test_under_oauth_a_cancel_stops_only_its_callers_call(
@@ -257,7 +257,7 @@ async def test_under_oauth_a_cancel_stops_only_its_callers_call(
     assert alices.result is not None
     assert alices.result.model_dump(exclude_none=True) == cancelled_answer("hold")
     assert bobs.result is not None
-    assert bobs.result.structuredContent == {"message": "released b"}
+    assert bobs.result.structured_content == {"message": "released b"}
     assert not (tmp_path / "cancelled-b").exists()
 
 

@@ -8,14 +8,14 @@ records a change made on purpose (commit the file with it).
 from pathlib import Path
 
 from mcp_runtime.contract_snapshot import SNAPSHOT, compare, live_contract, read_snapshot, report
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITE = f"uv run {find_service().name} contract --write"
 
 
-def test_no_unrecorded_breaking_change(server: FastMCP) -> None:
+def test_no_unrecorded_breaking_change(server: MCPServer) -> None:
     path = ROOT / SNAPSHOT
     assert path.is_file(), f"There is no {SNAPSHOT.as_posix()}: run `{WRITE}` and commit it."
     live = live_contract(server)

@@ -190,22 +190,22 @@ def test_description_is_the_docstring_without_indentation() -> None:
 async def test_valid_result_is_sent_as_structured_content_and_text() -> None:
     payload = {"message": "2 items", "count": 2, "names": ["a", "é"], "status": "fresh"}
     result = await call(tool_returning(dict(payload)))
-    assert result.isError is False
-    assert result.structuredContent == payload
+    assert result.is_error is False
+    assert result.structured_content == payload
     assert json.loads(text_of(result)) == payload
 
 
 async def test_nested_result_is_sent_whole() -> None:
     payload = {"message": "found", "location": {"shelf": "B", "row": 3}}
     result = await call(tool_returning(payload))
-    assert result.structuredContent == payload
+    assert result.structured_content == payload
 
 
 async def test_returned_tool_error_is_an_error_with_structured_content() -> None:
     error = {"error": "not_found", "detail": "No item matches: try a shorter query."}
     result = await call(tool_returning(dict(error)))
-    assert result.isError is True
-    assert result.structuredContent == error
+    assert result.is_error is True
+    assert result.structured_content == error
     assert json.loads(text_of(result)) == error
 
 
@@ -213,20 +213,20 @@ async def test_undeclared_keys_are_dropped_from_both_channels() -> None:
     value = {"message": "hi", "count": 1, "secret": "x", "location": {"shelf": "A", "z": 1}}
     result = await call(tool_returning(value))
     expected = {"message": "hi", "count": 1, "location": {"shelf": "A"}}
-    assert result.structuredContent == expected
+    assert result.structured_content == expected
     assert json.loads(text_of(result)) == expected
 
 
 async def test_undeclared_keys_are_dropped_from_tool_error() -> None:
     result = await call(tool_returning({"error": "e", "detail": "d", "trace": "t"}))
-    assert result.structuredContent == {"error": "e", "detail": "d"}
+    assert result.structured_content == {"error": "e", "detail": "d"}
 
 
 async def test_missing_message_breaks_the_contract(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="mcp_runtime.output_contract"):
         result = await call(tool_returning({"count": 2}))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result) == (
         "Tool 'fixed' returned a result that breaks its annotation "
         "`ItemResult | ToolError`: message: Field required"
@@ -236,22 +236,22 @@ async def test_missing_message_breaks_the_contract(caplog: pytest.LogCaptureFixt
 
 async def test_wrong_type_names_the_key_path_not_the_value() -> None:
     result = await call(tool_returning({"message": "m", "location": {"shelf": 12345}}))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result).endswith("location.shelf: Input should be a valid string")
     assert "12345" not in text_of(result)
 
 
 async def test_lax_coercion_is_refused() -> None:
     result = await call(tool_returning({"message": "m", "count": "3"}))
-    assert result.structuredContent is None
+    assert result.structured_content is None
     assert text_of(result).endswith("count: Input should be a valid integer")
 
 
 async def test_none_for_a_not_required_key_is_refused() -> None:
     result = await call(tool_returning({"message": "m", "count": None}))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result).endswith("count: Input should be a valid integer")
 
 
@@ -262,37 +262,37 @@ async def test_literal_outside_its_values_is_refused() -> None:
 
 async def test_non_dict_result_is_refused() -> None:
     result = await call(tool_returning("just text"))
-    assert result.structuredContent is None
+    assert result.structured_content is None
     assert "Input should be a valid dictionary" in text_of(result)
     assert "just text" not in text_of(result)
 
 
 async def test_tool_error_from_a_tool_without_error_arm_is_refused() -> None:
     result = await call(tool_returning({"error": "e", "detail": "d"}, ItemResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result).endswith("`ItemResult`: message: Field required")
 
 
 async def test_non_json_value_is_refused() -> None:
     result = await call(tool_returning({"message": "m", "extra": object()}, AnyResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
 
 
 @pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
 async def test_non_finite_number_is_refused(number: float) -> None:
     result = await call(tool_returning({"message": "m", "ratio": number}, AnyResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result).endswith("ratio: Input should be a finite number")
 
 
 @pytest.mark.parametrize("number", [float("nan"), float("inf")])
 async def test_non_finite_number_in_free_form_key_is_refused(number: float) -> None:
     result = await call(tool_returning({"message": "m", "extra": [number]}, AnyResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
 
 
 class AnyResult(ToolResult):
@@ -304,13 +304,13 @@ class AnyResult(ToolResult):
 
 async def test_missing_argument_is_named() -> None:
     result = await call(greet)
-    assert result.isError is True
+    assert result.is_error is True
     assert text_of(result) == "Invalid arguments for tool 'greet': name: Field required"
 
 
 async def test_wrong_argument_type_is_named() -> None:
     result = await call(greet, {"name": "Ada", "times": "many"})
-    assert result.isError is True
+    assert result.is_error is True
     assert text_of(result) == (
         "Invalid arguments for tool 'greet': times: "
         "Input should be a valid integer, unable to parse string as an integer"
@@ -319,7 +319,7 @@ async def test_wrong_argument_type_is_named() -> None:
 
 async def test_arguments_reach_the_tool() -> None:
     result = await call(greet, {"name": "Ada", "times": 2})
-    assert result.structuredContent == {"message": "Hi Ada Hi Ada"}
+    assert result.structured_content == {"message": "Hi Ada Hi Ada"}
 
 
 @tool
@@ -505,8 +505,8 @@ def test_gate_accepts_aware_datetime() -> None:
 async def test_naive_datetime_for_an_aware_key_is_refused() -> None:
     naive = datetime(2024, 1, 2, 3, 4, 5)
     result = await call(tool_returning({"message": "m", "at": naive}, StampResult))
-    assert result.isError is True
-    assert result.structuredContent is None
+    assert result.is_error is True
+    assert result.structured_content is None
     assert text_of(result) == (
         "Tool 'fixed' returned a result that breaks its annotation `StampResult`: "
         "at: Input should have timezone info"
@@ -516,7 +516,7 @@ async def test_naive_datetime_for_an_aware_key_is_refused() -> None:
 async def test_aware_datetime_is_sent_with_its_offset() -> None:
     aware = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
     result = await call(tool_returning({"message": "m", "at": aware}, StampResult))
-    assert result.structuredContent == {"message": "m", "at": "2024-01-02T03:04:05Z"}
+    assert result.structured_content == {"message": "m", "at": "2024-01-02T03:04:05Z"}
 
 
 def test_gate_rejects_empty_description() -> None:

@@ -17,14 +17,14 @@ async def test_tools_are_listed_and_called_over_http() -> None:
             result = await session.call_tool("hello", {"name": "Ada"})
             blank = await session.call_tool("hello", {"name": ""})
     hello = next(tool for tool in listing.tools if tool.name == "hello")
-    assert hello.outputSchema is not None
-    assert hello.outputSchema["type"] == "object"
+    assert hello.output_schema is not None
+    assert hello.output_schema["type"] == "object"
     expected = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
-    assert result.isError is False
-    assert result.structuredContent == expected
+    assert result.is_error is False
+    assert result.structured_content == expected
     [block] = result.content
     assert isinstance(block, TextContent)
     assert json.loads(block.text) == expected
-    assert blank.isError is True
-    assert blank.structuredContent is not None
-    assert blank.structuredContent["error"] == "invalid_argument"
+    assert blank.is_error is True
+    assert blank.structured_content is not None
+    assert blank.structured_content["error"] == "invalid_argument"

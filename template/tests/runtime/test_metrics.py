@@ -23,7 +23,7 @@ from mcp_runtime import ToolError, ToolResult
 from mcp_runtime.http_app import ServiceApp, http_app
 from mcp_runtime.metrics import CALL_METRICS, DURATION_BUCKETS, MULTIPROC_DIR
 from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server, serve_http
@@ -81,7 +81,7 @@ async def scrape(app: ServiceApp) -> Samples:
     return parse(answer.text)
 
 
-def served(*tools: BaseTool, settings: ServiceSettings) -> tuple[FastMCP, ServiceApp]:
+def served(*tools: BaseTool, settings: ServiceSettings) -> tuple[MCPServer, ServiceApp]:
     server = create_server("metrics", [Toolset("metrics", tools)], settings=settings)
     return server, http_app(server, settings)
 
@@ -121,7 +121,7 @@ async def test_calls_are_counted_and_timed_by_tool_and_outcome() -> None:
             await session.call_tool("metered", {}),
         ]
     after = await scrape(app)
-    assert [answer.isError for answer in answers] == [False, False, True, True]
+    assert [answer.is_error for answer in answers] == [False, False, True, True]
     series = [("metered", "ok"), ("metered_refusal", "tool_error"), ("metered", "bad_arguments")]
     for name in (CALLS, COUNT):
         deltas = [
@@ -216,7 +216,7 @@ def merge_line(log: str) -> str | None:
 async def call_hello(url: str, number: int) -> None:
     async with connect_http(url) as session:
         answer = await session.call_tool("hello", {"name": f"client {number}"})
-    assert answer.isError is False
+    assert answer.is_error is False
 
 
 @pytest.fixture

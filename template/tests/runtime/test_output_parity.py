@@ -167,7 +167,7 @@ def pydantic_answer(model: type[RootModel[Any]], value: object) -> object:
 
 def runtime_answer(contract: OutputContract, value: object) -> object:
     result = contract.to_call_result(value)
-    return "refused" if result.structuredContent is None else result.structuredContent
+    return "refused" if result.structured_content is None else result.structured_content
 
 
 CASES = [(t, e) for t in RESULT_TYPES for e in (True, False)]

@@ -145,7 +145,7 @@ async def in_process(tool: BaseTool, arguments: dict[str, Any]) -> tuple[bool, A
 
 
 def over_mcp(result: CallToolResult) -> tuple[bool, Any]:
-    return result.isError, result.structuredContent
+    return result.is_error, result.structured_content
 
 
 @pytest.mark.parametrize(
@@ -162,11 +162,11 @@ async def test_a_tool_answers_over_mcp_as_in_process(
     failed, value = await in_process(tool, arguments)
     if tool is handled:  # its error handler turns the exception into a string answer
         assert value == "Zed is not known"
-        assert answer.isError is True
+        assert answer.is_error is True
         return
     assert over_mcp(answer)[0] is failed
     if not failed:
-        assert answer.structuredContent == value
+        assert answer.structured_content == value
 
 
 async def test_validators_of_the_args_schema_run_over_mcp() -> None:
@@ -175,8 +175,8 @@ async def test_validators_of_the_args_schema_run_over_mcp() -> None:
         shouted = await session.call_tool("shout", {"name": "ada"})
         blank = await session.call_tool("shout", {"name": " "})
         eleven = await session.call_tool("bounded", {"count": 11})
-    assert shouted.structuredContent == {"message": "ADA", "name": "ADA"}
-    assert blank.isError is True
+    assert shouted.structured_content == {"message": "ADA", "name": "ADA"}
+    assert blank.is_error is True
     assert blank.content[0].text == (  # type: ignore[union-attr]
         "Invalid arguments for tool 'shout': name: Value error, the name is blank"
     )
@@ -190,8 +190,8 @@ async def test_a_runnable_config_parameter_is_injected_and_never_advertised() ->
     async with connect(server) as session:
         listing = await session.list_tools()
         answer = await session.call_tool("configured", {"name": "Ada"})
-    assert listing.tools[0].inputSchema["properties"].keys() == {"name"}
-    assert answer.structuredContent == {"message": "Ada tags=", "name": "Ada"}
+    assert listing.tools[0].input_schema["properties"].keys() == {"name"}
+    assert answer.structured_content == {"message": "Ada tags=", "name": "Ada"}
 
 
 class Shapes(BaseModel):

@@ -20,7 +20,7 @@ from mcp.shared.session import RequestResponder
 
 from mcp_runtime import ToolResult, report_progress
 from mcp_runtime.progress import CallProgress, reporting_progress
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server
 from mcp_runtime.toolsets import Toolset
@@ -70,7 +70,7 @@ TOOLSET = Toolset("counting", (count_up, count_up_thread, count_down, plain))
 
 
 @pytest.fixture
-def counting_server() -> FastMCP:
+def counting_server() -> MCPServer:
     return create_server("counting", [TOOLSET])
 
 
@@ -117,13 +117,13 @@ class Seen:
 
 
 @pytest.mark.parametrize("name", ["count_up", "count_up_thread"])
-async def test_a_tool_reports_progress_in_memory(counting_server: FastMCP, name: str) -> None:
+async def test_a_tool_reports_progress_in_memory(counting_server: MCPServer, name: str) -> None:
     recorder = Recorder()
     async with connect(counting_server) as session:
         result = await session.call_tool(name, {"steps": STEPS}, progress_callback=recorder)
         reported_before_the_result = list(recorder.reports)
-    assert result.isError is False
-    assert result.structuredContent == {"message": f"counted to {STEPS}"}
+    assert result.is_error is False
+    assert result.structured_content == {"message": f"counted to {STEPS}"}
     assert reported_before_the_result == EXPECTED
 
 
@@ -135,13 +135,13 @@ async def test_a_tool_reports_progress_over_http(
     async with connect_http(counting_service.url) as session:
         result = await session.call_tool(name, {"steps": STEPS}, progress_callback=recorder)
         reported_before_the_result = list(recorder.reports)
-    assert result.isError is False
-    assert result.structuredContent == {"message": f"counted to {STEPS}"}
+    assert result.is_error is False
+    assert result.structured_content == {"message": f"counted to {STEPS}"}
     assert reported_before_the_result == EXPECTED
 
 
 async def test_the_notification_carries_the_clients_token_and_nothing_unset(
-    counting_server: FastMCP,
+    counting_server: MCPServer,
 ) -> None:
     seen = Seen()
     async with create_connected_server_and_client_session(
@@ -152,7 +152,7 @@ async def test_the_notification_carries_the_clients_token_and_nothing_unset(
     assert params.model_dump(exclude_none=True) == {"progressToken": "job-7", "progress": 0.5}
 
 
-async def test_no_progress_is_sent_when_the_client_did_not_ask(counting_server: FastMCP) -> None:
+async def test_no_progress_is_sent_when_the_client_did_not_ask(counting_server: MCPServer) -> None:
     seen = Seen()
     async with create_connected_server_and_client_session(
         counting_server, message_handler=seen
@@ -161,18 +161,18 @@ async def test_no_progress_is_sent_when_the_client_did_not_ask(counting_server: 
         unasked = seen.progress()
         await session.call_tool("count_up", {"steps": STEPS}, progress_callback=Recorder())
         asked = seen.progress()
-    assert without.isError is False
+    assert without.is_error is False
     assert unasked == []
     assert len(asked) == STEPS  # the same handler sees them when the client asks
 
 
 async def test_progress_that_does_not_increase_fails_the_call(
-    counting_server: FastMCP, caplog: pytest.LogCaptureFixture
+    counting_server: MCPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     recorder = Recorder()
     async with connect(counting_server) as session:
         result = await session.call_tool("count_down", {}, progress_callback=recorder)
-    assert result.isError is True
+    assert result.is_error is True
     assert recorder.reports == [(2.0, None, None)]
     [error] = [record.exc_info[1] for record in caplog.records if record.exc_info]
     assert str(error) == (
@@ -211,9 +211,9 @@ async def test_outside_a_served_call_a_report_does_nothing() -> None:
 
 
 class LeftContext:
-    """FastMCP's context of a request whose client has left: every send fails."""
+    """MCPServer's context of a request whose client has left: every send fails."""
 
-    class request_context:  # noqa: N801 - FastMCP's attribute name
+    class request_context:  # noqa: N801 - MCPServer's attribute name
         meta = types.RequestParams.Meta(progressToken="gone")
 
     async def report_progress(self, *report: object) -> None:

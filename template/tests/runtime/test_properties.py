@@ -200,11 +200,11 @@ def closed(schema: Any) -> Any:
 
 
 def check(result: CallToolResult, schema: dict[str, Any]) -> None:
-    if result.structuredContent is None:
-        assert result.isError is True
+    if result.structured_content is None:
+        assert result.is_error is True
         return
-    Draft202012Validator(schema).validate(result.structuredContent)
-    Draft202012Validator(closed(schema)).validate(result.structuredContent)
+    Draft202012Validator(schema).validate(result.structured_content)
+    Draft202012Validator(closed(schema)).validate(result.structured_content)
 
 
 def tool_returning(value: Any, annotation: Any) -> StructuredTool:
@@ -229,15 +229,15 @@ def test_every_answer_keeps_the_advertised_schema(
     result = converted.contract.to_call_result(returned)
     check(result, schema)
     if expected is None:  # it breaks the annotation: refused, and nothing of it is sent
-        assert result.isError is True
-        assert result.structuredContent is None
+        assert result.is_error is True
+        assert result.structured_content is None
     else:  # a valid result (undeclared keys aside) is sent, never refused
-        assert result.isError is False, result.content
-        assert result.structuredContent == expected
+        assert result.is_error is False, result.content
+        assert result.structured_content == expected
         # The depth the gate works out bounds every payload, so skipping the walk is safe.
         bound = converted.contract.depth
         assert bound is not None
-        assert nesting(result.structuredContent) <= bound
+        assert nesting(result.structured_content) <= bound
 
 
 def nesting(value: Any) -> int:
@@ -258,5 +258,5 @@ def test_a_tool_error_is_sent_only_when_it_is_one(detail: Any) -> None:
     result = converted.contract.to_call_result({"error": "not_found", "detail": detail})
     check(result, schema)
     if isinstance(detail, str):
-        assert result.structuredContent == {"error": "not_found", "detail": detail}
-        assert result.isError is True
+        assert result.structured_content == {"error": "not_found", "detail": detail}
+        assert result.is_error is True

@@ -60,7 +60,7 @@ async def test_each_concurrent_request_sees_its_own_header(url: str) -> None:
     async def call_as(name: str) -> None:
         async with connect_http(url, headers={"x-caller": name}) as session:
             result = await session.call_tool("caller", {})
-            answers[name] = result.structuredContent
+            answers[name] = result.structured_content
 
     names = [f"user-{index}" for index in range(20)]
     async with anyio.create_task_group() as group:
@@ -76,7 +76,7 @@ async def test_header_values_are_never_logged(url: str, caplog: pytest.LogCaptur
     with caplog.at_level(logging.DEBUG):
         async with connect_http(url, headers={"x-secret": "s3cret-token-value"}) as session:
             result = await session.call_tool("caller", {})
-    assert result.structuredContent == {
+    assert result.structured_content == {
         "message": "called by nobody",
         "caller": "nobody",
         "has_secret": True,

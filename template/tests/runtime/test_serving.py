@@ -232,12 +232,12 @@ async def test_call_past_the_timeout_is_an_error_and_serving_goes_on(
     async with connect_http(timed_server.url) as session:
         slow = await session.call_tool("nap", {"seconds": 5})
         quick = await session.call_tool("nap", {"seconds": 0})
-    assert slow.isError is True
-    assert slow.structuredContent is None
+    assert slow.is_error is True
+    assert slow.structured_content is None
     assert slow.content[0].text == (  # type: ignore[union-attr]
         "Tool 'nap' did not finish within 0.5 seconds: try again later, or ask for less at once."
     )
-    assert quick.structuredContent == {"message": "slept 0.0"}
+    assert quick.structured_content == {"message": "slept 0.0"}
 
 
 @pytest.mark.parametrize(

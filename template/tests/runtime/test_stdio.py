@@ -20,6 +20,6 @@ async def test_tools_are_listed_and_called_over_stdio() -> None:
         await session.initialize()
         listing = await session.list_tools()
         result = await session.call_tool("hello", {"name": "Ada"})
-    assert all(tool.outputSchema is not None for tool in listing.tools)
-    assert result.isError is False
-    assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+    assert all(tool.output_schema is not None for tool in listing.tools)
+    assert result.is_error is False
+    assert result.structured_content == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}

@@ -118,7 +118,7 @@ async def test_a_call_is_one_server_span_with_the_conventions_attributes(
 ) -> None:
     async with connect(server) as session:
         result = await session.call_tool("hello", {"name": SECRET})
-    assert result.isError is False
+    assert result.is_error is False
     [span] = call_spans.get_finished_spans()
     assert span.name == "tools/call hello"
     assert span.kind is SpanKind.SERVER
@@ -152,7 +152,7 @@ async def test_a_failed_call_is_an_error_span_without_its_values(
 ) -> None:
     async with connect(traced) as session:
         result = await session.call_tool(name, arguments)
-    assert result.isError is True
+    assert result.is_error is True
     [span] = call_spans.get_finished_spans()
     assert span.name == f"tools/call {name}"
     assert span.attributes is not None
@@ -227,7 +227,7 @@ async def test_over_http_the_span_continues_the_requests_trace(
     with InProcess(build_server()) as url:
         async with connect_http(url, headers=headers) as session:
             result = await session.call_tool("hello", {"name": "Ada"})
-    assert result.isError is False
+    assert result.is_error is False
     [span] = call_spans.get_finished_spans()
     assert span.parent is not None
     assert span.parent.is_remote
@@ -259,8 +259,8 @@ async def test_the_trace_context_in_meta_wins_over_the_headers(
         async with connect_http(url, headers={"traceparent": TRACEPARENT}) as session:
             result = await session.call_tool("hello", {"name": "Ada"}, meta=meta)
             plain = await session.call_tool("hello", {"name": "Ada"})
-    assert result.isError is False
-    assert plain.isError is False
+    assert result.is_error is False
+    assert plain.is_error is False
     from_meta, from_headers = call_spans.get_finished_spans()
     assert from_meta.parent is not None
     assert f"{from_meta.parent.trace_id:032x}" == META_TRACE_ID
@@ -276,7 +276,7 @@ async def test_over_stdio_and_in_memory_the_meta_gives_the_parent(
     meta = {"traceparent": f"00-{META_TRACE_ID}-{META_PARENT_ID}-01"}
     async with connect(server) as session:
         result = await session.call_tool("hello", {"name": "Ada"}, meta=meta)
-    assert result.isError is False
+    assert result.is_error is False
     [span] = call_spans.get_finished_spans()
     assert span.parent is not None
     assert span.parent.is_remote
@@ -370,7 +370,7 @@ async def test_serve_exports_the_spans_over_otlp_and_flushes_them_at_shutdown(
         async with connect_http(server.url, headers={"traceparent": TRACEPARENT}) as session:
             for _ in range(calls):
                 result = await session.call_tool("hello", {"name": SECRET})
-                assert result.isError is False
+                assert result.is_error is False
         assert receiver.bodies == []
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=30) == 0
@@ -402,7 +402,7 @@ async def test_serve_over_stdio_exports_root_spans(receiver: Receiver) -> None:
     async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         result = await session.call_tool("hello", {"name": SECRET})
-    assert result.isError is False
+    assert result.is_error is False
     expected = {
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",

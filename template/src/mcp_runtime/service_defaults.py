@@ -1,0 +1,3 @@
+"""What this service was rendered with (its Copier answers); the settings override them."""
+
+AUTH = "oauth"
