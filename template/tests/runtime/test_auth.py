@@ -286,7 +286,7 @@ def test_the_protected_resource_metadata_is_served_without_a_token(
     assert answer.status_code == 200
     assert answer.json() == {
         "resource": served.url,
-        "authorization_servers": [oauth_issuer.issuer + "/"],
+        "authorization_servers": [oauth_issuer.issuer],  # as configured: the issuer's id
         "bearer_methods_supported": ["header"],
     }
 

@@ -9,14 +9,13 @@ import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
 from langchain_core.tools import tool
 from mcp import types
-from mcp.shared.memory import create_connected_server_and_client_session
-from mcp.shared.session import RequestResponder
+from mcp.client import Client
 
 from mcp_runtime import ToolResult, report_progress
 from mcp_runtime.progress import CallProgress, reporting_progress
@@ -98,21 +97,15 @@ class Seen:
     def __init__(self) -> None:
         self.messages: list[Any] = []
 
-    async def __call__(
-        self,
-        message: RequestResponder[types.ServerRequest, types.ClientResult]
-        | types.ServerNotification
-        | Exception,
-    ) -> None:
+    async def __call__(self, message: Any) -> None:
         self.messages.append(message)
 
     def progress(self) -> list[types.ProgressNotificationParams]:
         """The progress notifications among them."""
         return [
-            message.root.params
+            message.params
             for message in self.messages
-            if isinstance(message, types.ServerNotification)
-            and isinstance(message.root, types.ProgressNotification)
+            if isinstance(message, types.ProgressNotification)
         ]
 
 
@@ -144,19 +137,18 @@ async def test_the_notification_carries_the_clients_token_and_nothing_unset(
     counting_server: MCPServer,
 ) -> None:
     seen = Seen()
-    async with create_connected_server_and_client_session(
-        counting_server, message_handler=seen
-    ) as session:
-        await session.call_tool("plain", {}, meta={"progressToken": "job-7"})
+    async with Client(counting_server, mode="legacy", message_handler=seen) as session:
+        await session.call_tool("plain", {}, meta={"progress_token": "job-7"})
     [params] = seen.progress()
-    assert params.model_dump(exclude_none=True) == {"progressToken": "job-7", "progress": 0.5}
+    assert params.model_dump(by_alias=True, exclude_none=True) == {
+        "progressToken": "job-7",
+        "progress": 0.5,
+    }
 
 
 async def test_no_progress_is_sent_when_the_client_did_not_ask(counting_server: MCPServer) -> None:
     seen = Seen()
-    async with create_connected_server_and_client_session(
-        counting_server, message_handler=seen
-    ) as session:
+    async with Client(counting_server, mode="legacy", message_handler=seen) as session:
         without = await session.call_tool("count_up", {"steps": STEPS})
         unasked = seen.progress()
         await session.call_tool("count_up", {"steps": STEPS}, progress_callback=Recorder())
@@ -214,7 +206,7 @@ class LeftContext:
     """MCPServer's context of a request whose client has left: every send fails."""
 
     class request_context:  # noqa: N801 - MCPServer's attribute name
-        meta = types.RequestParams.Meta(progressToken="gone")
+        meta: ClassVar[types.RequestParamsMeta] = {"progress_token": "gone"}
 
     async def report_progress(self, *report: object) -> None:
         raise anyio.BrokenResourceError

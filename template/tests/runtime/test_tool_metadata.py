@@ -76,7 +76,7 @@ async def listing(*tools: BaseTool) -> dict[str, dict[str, Any]]:
             mode="json",
             by_alias=True,
             exclude_none=True,
-            exclude={"inputSchema", "outputSchema", "description"},
+            exclude={"input_schema", "output_schema", "description"},
         )
         for entry in listed
     }

@@ -19,7 +19,7 @@ import anyio
 import pytest
 import uvicorn
 from langchain_core.tools import tool
-from mcp import ClientSession, McpError, StdioServerParameters
+from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CancelledNotification, CancelledNotificationParams, ClientNotification
 from opentelemetry import trace
@@ -33,7 +33,7 @@ from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 
 from mcp_runtime import ToolError, ToolResult
 from mcp_runtime.http_app import http_app
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import build_server, create_server
 from mcp_runtime.settings import ServiceSettings, SettingsError
 from mcp_runtime.testing import connect, connect_http, free_port, run_server
@@ -99,7 +99,7 @@ TOOLS = (sync_span, async_span, refuse, crash, wait)
 
 
 @pytest.fixture
-def traced() -> FastMCP:
+def traced() -> MCPServer:
     """A server of the test's tools, errors unmasked (so messages hold the argument)."""
     settings = ServiceSettings(auth="none", mask_errors=False)
     return create_server("traced", [Toolset("traced", TOOLS)], settings=settings)
@@ -114,7 +114,7 @@ def attribute_text(span: ReadableSpan) -> str:
 
 
 async def test_a_call_is_one_server_span_with_the_conventions_attributes(
-    server: FastMCP, call_spans: InMemorySpanExporter
+    server: MCPServer, call_spans: InMemorySpanExporter
 ) -> None:
     async with connect(server) as session:
         result = await session.call_tool("hello", {"name": SECRET})
@@ -144,7 +144,7 @@ async def test_a_call_is_one_server_span_with_the_conventions_attributes(
     ],
 )
 async def test_a_failed_call_is_an_error_span_without_its_values(
-    traced: FastMCP,
+    traced: MCPServer,
     call_spans: InMemorySpanExporter,
     name: str,
     arguments: dict[str, Any],
@@ -164,7 +164,7 @@ async def test_a_failed_call_is_an_error_span_without_its_values(
 
 
 async def test_a_cancelled_call_ends_its_span_as_cancelled(
-    traced: FastMCP, call_spans: InMemorySpanExporter
+    traced: MCPServer, call_spans: InMemorySpanExporter
 ) -> None:
     waiting[:] = [anyio.Event()]
 
@@ -176,7 +176,7 @@ async def test_a_cancelled_call_ends_its_span_as_cancelled(
 
     async with connect(traced) as session, anyio.create_task_group() as group:
         group.start_soon(cancel_once_started, session)
-        with anyio.fail_after(30), contextlib.suppress(McpError):
+        with anyio.fail_after(30), contextlib.suppress(MCPError):
             await session.call_tool("wait", {"word": SECRET})
     [span] = call_spans.get_finished_spans()
     assert span.name == "tools/call wait"
@@ -188,7 +188,7 @@ async def test_a_cancelled_call_ends_its_span_as_cancelled(
 
 @pytest.mark.parametrize("name", ["sync_span", "async_span"])
 async def test_the_call_span_is_current_while_the_tool_runs(
-    traced: FastMCP, call_spans: InMemorySpanExporter, name: str
+    traced: MCPServer, call_spans: InMemorySpanExporter, name: str
 ) -> None:
     seen_contexts.clear()
     async with connect(traced) as session:
@@ -200,7 +200,7 @@ async def test_the_call_span_is_current_while_the_tool_runs(
 class InProcess:
     """A real uvicorn server on a loopback port, in a thread of the test's process."""
 
-    def __init__(self, server: FastMCP) -> None:
+    def __init__(self, server: MCPServer) -> None:
         self.port = free_port()
         app = http_app(server, ServiceSettings(auth="none"))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
@@ -271,7 +271,7 @@ async def test_the_trace_context_in_meta_wins_over_the_headers(
 
 
 async def test_over_stdio_and_in_memory_the_meta_gives_the_parent(
-    server: FastMCP, call_spans: InMemorySpanExporter
+    server: MCPServer, call_spans: InMemorySpanExporter
 ) -> None:
     meta = {"traceparent": f"00-{META_TRACE_ID}-{META_PARENT_ID}-01"}
     async with connect(server) as session:
