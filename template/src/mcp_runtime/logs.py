@@ -73,6 +73,8 @@ def _refused(kind: str, record: logging.LogRecord, methods: dict[str, str]) -> s
     return f"Refused a {kind}: its method is unknown or its params do not validate"
 
 
+INVALID_RESULT = "A handler returned a result the protocol refuses (values not logged)"
+
 REQUESTS = _methods(types.ClientRequest)
 NOTIFICATIONS = _methods(types.ClientNotification)
 
@@ -105,13 +107,45 @@ REWRITES: dict[str, list[tuple[str, int | None, NewText]]] = {
         ("Unhandled exception in receive loop", None, "Unhandled exception in receive loop"),
         ("Response ID ", None, "A response's ID matches no pending request"),
     ],
-    "mcp.server.streamable_http": [],
+    # The SDK's 2.x line: its dispatcher, its runner and its high-level server.
+    "mcp.shared.jsonrpc_dispatcher": [
+        (
+            "transport yielded exception",
+            logging.DEBUG,
+            "The transport yielded an error in place of a message (text not logged)",
+        ),
+        ("dropping response for unknown", None, "A response's id matches no pending request"),
+        ("waiter for request id", None, "A response came for a request no longer awaited"),
+        ("transport_builder raised; rejecting", None, "A request was refused: no transport"),
+    ],
+    "mcp.server.runner": [
+        ("dropped %r: not defined at", None, "Dropped a notification its revision lacks"),
+        ("dropped %r: malformed params", None, "Dropped a notification: its params are malformed"),
+        ("handler for %r returned an invalid result", None, INVALID_RESULT),
+        ("dropped a frame received before", None, "Dropped a frame sent before any request"),
+        ("no handler for notification", None, "No handler for a notification (method not logged)"),
+    ],
+    "mcp.server.mcpserver.server": [
+        ("Tool %r rejected arguments", None, "tools/call refused: its arguments do not validate"),
+        ("Tool %r failed", None, "tools/call failed: the tool is unknown or reported an error"),
+        ("Tool %r raised", None, "A tool raised an unexpected exception (name not logged)"),
+    ],
+    "mcp.server._streamable_http_modern": [
+        ("acknowledged and dropped", None, "Acknowledged and dropped a client notification"),
+    ],
+    "mcp.server.streamable_http": [
+        ("Session terminated with request", None, "A session ended with a request in flight"),
+        ("Dropped message related to request", None, "Dropped a message: JSON responses only"),
+        ("Stored ", None, "Stored an event for resumption"),
+    ],
     "mcp.server.streamable_http_manager": [
         (
             "Rejecting request for session",
             None,
             "Rejected a request for a session opened with another credential",
         ),
+        ("Rejected request with unknown", None, "Rejected a request: its session id is unknown"),
+        ("Created new transport with session", None, "Opened a session (its id not logged)"),
     ],
     "mcp.server.transport_security": [
         ("Invalid Host header", None, "Refused a request: its Host header is not allowed"),
@@ -156,7 +190,8 @@ class RequestValuesFilter(logging.Filter):
                 if new is None:
                     return False
                 text = new if isinstance(new, str) else new(record)
-                return self._rewrite(record, level or record.levelno, text, keep_traceback=True)
+                keep = text != INVALID_RESULT  # a validation error's traceback shows values
+                return self._rewrite(record, level or record.levelno, text, keep_traceback=keep)
         return True
 
     @staticmethod
