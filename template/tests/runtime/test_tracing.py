@@ -5,7 +5,6 @@ in-memory exporter (the ``call_spans`` fixture); end to end, a real ``serve`` pr
 exports them over OTLP/HTTP to a receiver on a loopback port.
 """
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -19,9 +18,8 @@ import anyio
 import pytest
 import uvicorn
 from langchain_core.tools import tool
-from mcp import ClientSession, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.types import CancelledNotification, CancelledNotificationParams, ClientNotification
+from mcp import StdioServerParameters
+from mcp.client import Client
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -126,7 +124,8 @@ async def test_a_call_is_one_server_span_with_the_conventions_attributes(
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "hello",
-        "jsonrpc.request.id": "1",
+        "jsonrpc.request.id": "2",  # the client lists the tools (1) before its first call
+        "mcp.protocol.version": "2025-11-25",
         "mcp_runtime.outcome": "ok",
     }
     assert span.status.status_code is StatusCode.UNSET
@@ -168,16 +167,11 @@ async def test_a_cancelled_call_ends_its_span_as_cancelled(
 ) -> None:
     waiting[:] = [anyio.Event()]
 
-    async def cancel_once_started(session: ClientSession) -> None:
-        await waiting[0].wait()
-        # The session's first request after initialize (id 0) has id 1.
-        cancel = CancelledNotification(params=CancelledNotificationParams(requestId=1))
-        await session.send_notification(ClientNotification(cancel))
-
     async with connect(traced) as session, anyio.create_task_group() as group:
-        group.start_soon(cancel_once_started, session)
-        with anyio.fail_after(30), contextlib.suppress(MCPError):
-            await session.call_tool("wait", {"word": SECRET})
+        group.start_soon(session.call_tool, "wait", {"word": SECRET})
+        with anyio.fail_after(30):
+            await waiting[0].wait()
+        group.cancel_scope.cancel()  # the client sends notifications/cancelled for its call
     [span] = call_spans.get_finished_spans()
     assert span.name == "tools/call wait"
     assert span.attributes is not None
@@ -239,7 +233,8 @@ async def test_over_http_the_span_continues_the_requests_trace(
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "hello",
-        "jsonrpc.request.id": "1",
+        "jsonrpc.request.id": "2",  # the client lists the tools (1) before its first call
+        "mcp.protocol.version": "2025-11-25",
         "network.transport": "tcp",
         "network.protocol.name": "http",
         "mcp_runtime.outcome": "ok",
@@ -379,6 +374,7 @@ async def test_serve_exports_the_spans_over_otlp_and_flushes_them_at_shutdown(
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "hello",
+        "mcp.protocol.version": "2025-11-25",
         "network.transport": "tcp",
         "network.protocol.name": "http",
         "mcp_runtime.outcome": "ok",
@@ -399,15 +395,15 @@ async def test_serve_over_stdio_exports_root_spans(receiver: Receiver) -> None:
     parameters = StdioServerParameters(
         command=sys.executable, args=[*SERVE[1:], "--transport", "stdio"], env=env
     )
-    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with Client(parameters, mode="legacy") as session:
         result = await session.call_tool("hello", {"name": SECRET})
     assert result.is_error is False
     expected = {
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "hello",
-        "jsonrpc.request.id": "1",
+        "jsonrpc.request.id": "2",  # the client lists the tools (1) before its first call
+        "mcp.protocol.version": "2025-11-25",
         "mcp_runtime.outcome": "ok",
         "name": "tools/call hello",
     }
