@@ -1,31 +1,36 @@
 """A client's ``notifications/cancelled`` stops the call it names, through real clients.
 
 In memory (and over stdio and stateful HTTP) the MCP session delivers the cancel to the
-call's task itself. Over stateless streamable HTTP, the default, each POST has a session
-of its own, and the runtime's front delivers it: these tests run the slow test service
-as a real ``serve`` process, the default way and under OAuth.
+call's task itself: the SDK's client sends it when the caller gives up on a call. Over
+stateless streamable HTTP, the default, each POST has a session of its own, and the
+runtime's front delivers it: these tests run the slow test service as a real ``serve``
+process, the default way and under OAuth, and send the cancel as a client of the
+2025 revisions does, naming the call's id while it still waits for the answer.
 """
 
+import json
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 from langchain_core.tools import tool
-from mcp import ClientSession, types
-from mcp.shared.exceptions import McpError
+from mcp import types
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from mcp_runtime import ToolResult
 from mcp_runtime.in_flight import InFlight
 from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.server import create_server
-from mcp_runtime.testing import RunningServer, connect, connect_http, run_server
+from mcp_runtime.testing import RunningServer, Session, connect, run_server
 from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
@@ -80,12 +85,45 @@ def outcomes(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
     ]
 
 
-async def cancel(session: ClientSession, request_id: types.RequestId) -> None:
+class CallIds:
+    """The JSON-RPC ids of the ``tools/call`` requests a client has sent, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[types.RequestId] = []
+
+    async def __call__(self, request: httpx2.Request) -> None:
+        body = json.loads(request.content or b"null")
+        if isinstance(body, dict) and body.get("method") == "tools/call":
+            self.sent.append(body["id"])
+
+
+class HttpClient(Session):
+    """A client session over streamable HTTP that knows the ids of its calls."""
+
+    def __init__(self, client: Client, ids: CallIds) -> None:
+        super().__init__(client)
+        self.ids = ids
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, *, headers: Mapping[str, str] | None = None
+) -> AsyncIterator[HttpClient]:
+    """A client of the 2025 revisions at ``url``, sending ``headers``."""
+    ids = CallIds()
+    async with (
+        httpx2.AsyncClient(
+            headers=dict(headers or {}), timeout=WAIT_SECONDS, event_hooks={"request": [ids]}
+        ) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as client,
+    ):
+        yield HttpClient(client, ids)
+
+
+async def cancel(session: HttpClient, request_id: types.RequestId) -> None:
     """Send ``notifications/cancelled`` for ``request_id``, as a client does."""
-    params = types.CancelledNotificationParams(requestId=request_id, reason="no longer needed")
-    await session.send_notification(
-        types.ClientNotification(types.CancelledNotification(params=params))
-    )
+    params = types.CancelledNotificationParams(request_id=request_id, reason="no longer needed")
+    await session.client.session.send_notification(types.CancelledNotification(params=params))
 
 
 async def eventually(check: Callable[[], bool], what: str) -> None:
@@ -103,13 +141,12 @@ class Running:
     def __init__(self) -> None:
         self.request_id: types.RequestId = -1
         self.result: types.CallToolResult | None = None
-        self.error: McpError | None = None
         self.done = anyio.Event()
 
 
 @asynccontextmanager
 async def calling(
-    session: ClientSession,
+    session: HttpClient,
     tool: str,
     arguments: dict[str, Any],
     has_started: Callable[[], bool],
@@ -118,16 +155,13 @@ async def calling(
     running = Running()
 
     async def call() -> None:
-        try:
-            running.result = await session.call_tool(tool, arguments)
-        except McpError as error:
-            running.error = error
+        running.result = await session.call_tool(tool, arguments)
         running.done.set()
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(call)
         await eventually(has_started, f"{tool} started")
-        running.request_id = session._request_id - 1  # the id the session gave the call
+        running.request_id = session.ids.sent[-1]
         yield running
         with anyio.fail_after(WAIT_SECONDS):
             await running.done.wait()
@@ -136,17 +170,20 @@ async def calling(
 # --- in memory: the SDK's session cancels the call's task ---------------------------
 
 
+async def gives_up_once_started(session: Session, tool: str) -> None:
+    """Call ``tool`` and give up once it has started: the client sends the cancel."""
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(session.call_tool, tool, {})
+        await eventually(started.is_set, f"{tool} started")
+        tasks.cancel_scope.cancel()
+
+
 async def test_a_cancelled_async_tool_stops_in_memory(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
     server = create_server("cancelling", [Toolset("cancelling", (wait_forever,))])
-    async with (
-        connect(server) as session,
-        calling(session, "wait_forever", {}, started.is_set) as running,
-    ):
-        await cancel(session, running.request_id)
-    assert stopped.is_set()
-    assert running.error is not None
-    assert running.error.error.message == "Request cancelled"
+    async with connect(server) as session:
+        await gives_up_once_started(session, "wait_forever")
+        await eventually(stopped.is_set, "the tool stopped")
     assert outcomes(caplog) == [("wait_forever", "cancelled")]
 
 
@@ -155,13 +192,10 @@ async def test_a_cancelled_sync_tool_is_abandoned_in_memory(
 ) -> None:
     caplog.set_level(logging.INFO, logger="mcp_runtime")
     server = create_server("cancelling", [Toolset("cancelling", (wait_in_thread,))])
-    async with (
-        connect(server) as session,
-        calling(session, "wait_in_thread", {}, started.is_set) as running,
-    ):
-        await cancel(session, running.request_id)
+    async with connect(server) as session:
+        await gives_up_once_started(session, "wait_in_thread")
+        await eventually(lambda: bool(outcomes(caplog)), "the call's line")
     still_held = not released.is_set()
-    assert running.error is not None
     assert still_held
     assert outcomes(caplog) == [("wait_in_thread", "cancelled")]
     assert any("still running after its call ended" in line for line in caplog.messages)
@@ -191,7 +225,9 @@ async def test_a_cancel_over_stateless_http_stops_the_call(
     ):
         await cancel(session, running.request_id)
     assert running.result is not None
-    assert running.result.model_dump(exclude_none=True) == cancelled_answer(tool)
+    assert running.result.model_dump(
+        by_alias=True, exclude_none=True, exclude={"result_type"}
+    ) == cancelled_answer(tool)
     if tool == "hold":
         assert (tmp_path / "cancelled-a").exists()  # the tool's own cleanup ran
     else:
@@ -255,7 +291,9 @@ async def test_under_oauth_a_cancel_stops_only_its_callers_call(
             await eventually(marker(tmp_path, "cancelled-a"), "alice's call cancelled")
             (tmp_path / "release").touch()
     assert alices.result is not None
-    assert alices.result.model_dump(exclude_none=True) == cancelled_answer("hold")
+    assert alices.result.model_dump(
+        by_alias=True, exclude_none=True, exclude={"result_type"}
+    ) == cancelled_answer("hold")
     assert bobs.result is not None
     assert bobs.result.structured_content == {"message": "released b"}
     assert not (tmp_path / "cancelled-b").exists()
