@@ -88,7 +88,7 @@ TOOL_TESTS = Template('''\
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_runtime.sdk import FastMCP
+from mcp_runtime.sdk import MCPServer
 from mcp_runtime.testing import connect
 from ${module} import ${tool}
 
@@ -111,13 +111,13 @@ def test_${tool}_unknown_key_is_not_found() -> None:
 
 
 @pytest.mark.anyio
-async def test_${tool}_over_mcp_matches_its_schema(server: FastMCP) -> None:
+async def test_${tool}_over_mcp_matches_its_schema(server: MCPServer) -> None:
     async with connect(server) as session:
         listing = await session.list_tools()
         result = await session.call_tool("${tool}", {"key": "example"})
     entry = next(tool for tool in listing.tools if tool.name == "${tool}")
-    assert entry.outputSchema is not None
-    Draft202012Validator(entry.outputSchema).validate(result.structuredContent)
-    assert result.isError is False
-    assert result.structuredContent == EXPECTED
+    assert entry.output_schema is not None
+    Draft202012Validator(entry.output_schema).validate(result.structured_content)
+    assert result.is_error is False
+    assert result.structured_content == EXPECTED
 ''')
