@@ -150,11 +150,11 @@ def update(session: nox.Session) -> None:
 
 
 @nox.session
-@recorded(lambda: "ruff check and format on hooks, tests, clients, benchmarks, hostile, nox")
+@recorded(lambda: "ruff check and format of this repository's own Python")
 def lint(session: nox.Session) -> None:
-    """Ruff on this repository's own Python: hooks, tests, clients, benchmarks, hostile, nox."""
+    """Ruff on this repository's own Python: every folder of it, and the noxfile."""
     session.install("ruff>=0.11")
-    paths = ["hooks", "tests", "clients", "benchmarks", "hostile", "noxfile.py"]
+    paths = ["hooks", "tests", "clients", "benchmarks", "hostile", "reference", "noxfile.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
 
@@ -351,6 +351,20 @@ def render_hostile(session: nox.Session) -> Path:
     toolsets = folder / "src" / recorded["package_name"] / "toolsets"
     shutil.copyfile(ROOT / "hostile" / "toolset.py", toolsets / "hostile.py")
     return folder
+
+
+@nox.session
+def reference_listings(session: nox.Session) -> None:
+    """Record langchain-mcp-adapters' listing of the runtime's parity corpus (not a test).
+
+    In an environment of its own with mcp 1.x and langchain-mcp-adapters 0.3.2 (the
+    reference conversion, capped below mcp 2): run it after a change to the corpus in
+    the runtime's tests/runtime/test_parity.py, and commit the file it writes.
+    """
+    session.install("-r", str(ROOT / "reference" / "requirements.txt"))
+    output = ROOT / "template" / "tests" / "runtime" / "parity_reference.json"
+    script = str(ROOT / "reference" / "record_listings.py")
+    session.run("python", script, str(ROOT / "template"), str(output))
 
 
 @nox.session
