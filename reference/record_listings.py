@@ -40,7 +40,8 @@ class Unavailable:
 def load(path: Path, name: str) -> types.ModuleType:
     """The module at ``path``, imported as ``name``."""
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
