@@ -36,7 +36,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_runtime.auth import remember_request_token
 from mcp_runtime.in_flight import IN_FLIGHT, Owner, owner_of
 from mcp_runtime.metrics import CALL_METRICS, metrics_app
-from mcp_runtime.sdk import BearerCheck, MCPServer, bearer_check, served_tool_names
+from mcp_runtime.sdk import (
+    BearerCheck,
+    MCPServer,
+    bearer_check,
+    handshake_era,
+    served_tool_names,
+)
 from mcp_runtime.server import transport_security
 from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.tool_threads import TOOL_THREADS
@@ -230,17 +236,24 @@ class ServiceApp:
                 if access is None:
                     return
                 remember_request_token(access)
-            body = await self._body(receive, send)
+            modern = not handshake_era(scope)
+            body = await self._body(receive, send, modern)
             if body is not None:
-                if self.stateless and b"notifications/cancelled" in body:
+                # From 2026-07-28 a client cancels by closing its request's response stream
+                # (the SDK then cancels the call); a posted cancel is answered and dropped.
+                if self.stateless and not modern and b"notifications/cancelled" in body:
                     _cancel_call(body, owner_of(access))
                 whole: Message = {"type": "http.request", "body": body, "more_body": False}
                 await self.app(scope, _replay([whole], receive), send)
         finally:
             OPEN_REQUESTS.count -= 1
 
-    async def _body(self, receive: Receive, send: Send) -> bytes | None:
-        """The request body once it passes every check; None once a refusal is sent."""
+    async def _body(self, receive: Receive, send: Send, modern: bool) -> bytes | None:
+        """The request body once it passes every check; None once a refusal is sent.
+
+        ``modern``: the request speaks a stateless revision (2026-07-28 and later), whose
+        errors to a request with an id carry an HTTP status of their own.
+        """
         chunks: list[bytes] = []
         size = 0
         more = True
@@ -275,14 +288,14 @@ class ServiceApp:
             error = "Parse error: the request body is not UTF-8 JSON"
             await respond_raw(send, 400, json_rpc_error(-32700, error))
             return None
-        problem = self._json_problem(body, text)
+        problem = self._json_problem(body, text, modern)
         if problem is not None:
             status, answer = problem
             await respond_raw(send, status, answer)
             return None
         return body
 
-    def _json_problem(self, body: bytes, text: str) -> tuple[int, bytes] | None:
+    def _json_problem(self, body: bytes, text: str, modern: bool) -> tuple[int, bytes] | None:
         """The status and error for a body the SDK would mishandle; None if it is fine.
 
         Refused: JSON nested too deeply, a string with a lone surrogate, and a
@@ -317,14 +330,15 @@ class ServiceApp:
                     "Parse error: a string holds a lone UTF-16 surrogate escape (such as "
                     "\\ud800 without its pair); send valid Unicode",
                 )
-        return _call_problem(value) if call else None
+        return _call_problem(value, modern) if call else None
 
 
-def _call_problem(message: object) -> tuple[int, bytes] | None:
+def _call_problem(message: object, modern: bool) -> tuple[int, bytes] | None:
     """A JSON-RPC error for a ``tools/call`` request whose params are malformed; else None.
 
     It names the field and the JSON type found, never a value. A request with a
-    usable id is answered as a JSON-RPC response to it (200), any other with 400.
+    usable id is answered as a JSON-RPC response to it (200; 400 from 2026-07-28, as
+    that revision maps invalid params), any other with 400.
     """
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return None
@@ -344,7 +358,7 @@ def _call_problem(message: object) -> tuple[int, bytes] | None:
     usable = isinstance(request_id, str | int) and not isinstance(request_id, bool)
     error = {"code": -32602, "message": f"Invalid params of tools/call: {problem}"}
     answer = {"jsonrpc": "2.0", "id": request_id if usable else None, "error": error}
-    return (200 if usable else 400), json.dumps(answer).encode()
+    return (200 if usable and not modern else 400), json.dumps(answer).encode()
 
 
 def _cancel_call(body: bytes, owner: Owner) -> None:

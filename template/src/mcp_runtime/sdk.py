@@ -30,6 +30,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp.types import RequestId, RequestParamsMeta
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
@@ -47,6 +48,7 @@ __all__ = [
     "UrlElicitationRequiredError",
     "bearer_check",
     "func_metadata",
+    "handshake_era",
     "pre_parse_json",
     "protocol_version",
     "request_headers",
@@ -79,6 +81,16 @@ def serving(context: Any) -> Iterator[None]:
         yield
     finally:
         _request.reset(token)
+
+
+def handshake_era(scope: Scope) -> bool:
+    """Whether an HTTP request speaks a revision of the ``initialize`` era (2025-11-25 and
+    before), as the SDK routes it: by its ``MCP-Protocol-Version`` header, absent on an
+    ``initialize``. Later revisions are stateless: each request carries its revision."""
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"mcp-protocol-version":
+            return value.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
+    return True
 
 
 def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:
