@@ -1,12 +1,14 @@
 """copier update on a service with a real git history: fixes arrive, the team's work stays.
 
 A template history is built from this repository: release 0.9.0 is its commit
-``OLD_LAYOUT``, whose services held the runtime's tests in ``tests/``; release 1.0.0
-is the working tree as it is; release 1.1.0 adds a runtime fix, a change to
-pyproject.toml, a new question and a new wording of the MIT licence. A service rendered
-at 1.0.0 or 0.9.0, then worked on as a team would, is updated to 1.1.0 with ``copier
-update --defaults``; the scheduled template check (``copier check-update``, as the
-service's workflow runs it) tells a service at 1.0.0 that 1.1.0 is out.
+``OLD_LAYOUT``, whose services held the runtime's tests in ``tests/``; release 0.10.0
+is its commit ``LAST_SDK1``, the last whose services ran on the MCP SDK's 1.x line;
+release 1.0.0 is the working tree as it is; release 1.1.0 adds a runtime fix, a change
+to pyproject.toml, a new question and a new wording of the MIT licence. A service
+rendered at 1.0.0, 0.10.0 or 0.9.0, then worked on as a team would, is updated to 1.1.0
+with ``copier update --defaults``; the scheduled template check (``copier
+check-update``, as the service's workflow runs it) tells a service at 1.0.0 that 1.1.0
+is out.
 """
 
 import io
@@ -38,6 +40,8 @@ RUNTIME_LINE = (
 RUNTIME_FIX = RUNTIME_LINE.replace("in a service.", "in a service (runtime 1.1.0).")
 # The last commit of this repository whose services held the runtime's tests in tests/.
 OLD_LAYOUT = "fb9f34d"
+# The last commit of this repository whose services ran on the MCP SDK's 1.x line.
+LAST_SDK1 = "41b5e0d"
 CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
@@ -64,18 +68,18 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def extract_old_layout(repo: Path) -> None:
-    """Write this repository's tree at ``OLD_LAYOUT`` into ``repo``."""
+def extract(repo: Path, release: str, revision: str) -> None:
+    """Write this repository's tree at ``revision`` into ``repo``, as ``release``."""
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", OLD_LAYOUT],
+        ["git", "archive", "--format=tar", revision],
         cwd=TEMPLATE,
         capture_output=True,
         check=False,
     )
     if archive.returncode != 0:
         pytest.fail(
-            f"Release 0.9.0 is commit {OLD_LAYOUT} of this repository, which git cannot read "
-            f"here ({archive.stderr.decode().strip()}): fetch the full history "
+            f"Release {release} is commit {revision} of this repository, which git cannot "
+            f"read here ({archive.stderr.decode().strip()}): fetch the full history "
             "(`git fetch --unshallow`)."
         )
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
@@ -84,13 +88,18 @@ def extract_old_layout(repo: Path) -> None:
 
 @pytest.fixture(scope="module")
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This template as a git repository with three releases: 0.9.0, 1.0.0 and 1.1.0."""
+    """This template as a git repository with four releases: 0.9.0, 0.10.0, 1.0.0, 1.1.0."""
     repo = tmp_path_factory.mktemp("template") / "repo"
     repo.mkdir()
-    extract_old_layout(repo)
+    extract(repo, "0.9.0", OLD_LAYOUT)
     run(repo, "git", "init", "--quiet", "--initial-branch=main")
     commit(repo, "Release 0.9.0: the runtime's tests in tests/")
     run(repo, "git", "tag", "0.9.0")
+
+    run(repo, "git", "rm", "-r", "--quiet", ".")
+    extract(repo, "0.10.0", LAST_SDK1)
+    commit(repo, "Release 0.10.0: the last on the MCP SDK's 1.x line")
+    run(repo, "git", "tag", "0.10.0")
 
     run(repo, "git", "rm", "-r", "--quiet", ".")
     listed = run(TEMPLATE, "git", "ls-files", "--cached", "--others", "--exclude-standard")
@@ -240,6 +249,42 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
 
     assert runtime_differences(service, render_like(template_repo, service)) == []
     works_as_the_team_runs_it(service)
+
+
+def test_update_moves_a_service_to_the_sdks_2x_line(template_repo: Path, tmp_path: Path) -> None:
+    """A service of the SDK's 1.x line, with a team's toolset (its tests read results by
+    the 1.x client's names), a dependency and README sections, moves to the 2.x line:
+    the team's files unchanged, and its tests, lint and both eras of clients pass."""
+    service = render_at(template_repo, tmp_path / "service", "0.10.0")
+    assert '"mcp>=1.30,<2"' in (service / "pyproject.toml").read_text()
+    run(service, "uv", "sync", "--quiet")
+    run(service, "scripts/new-toolset", "Weather Data")
+    written = (service / "tests/test_weather_data.py").read_text()
+    assert "result.structuredContent" in written  # the names of the SDK's 1.x client
+    run(service, "uv", "add", "--quiet", "httpx>=0.27")
+    readme = service / "README.md"
+    edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
+    readme.write_text(readme.read_text() + "\n## Data sources\n\nThe national weather feed.\n")
+    commit(service, "Add a toolset, a dependency, README sections")
+    team_owned = [
+        "contract/tools.json",
+        "src/svc/toolsets/weather_data.py",
+        "tests/test_weather_data.py",
+    ]
+    before = {name: (service / name).read_bytes() for name in team_owned}
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert {name: (service / name).read_bytes() for name in team_owned} == before
+    text = readme.read_text()
+    assert "## On call\n\nPage the weather team.\n" in text
+    assert text.endswith("\n## Data sources\n\nThe national weather feed.\n")
+    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert "mcp>=2.3,<3" in project["dependencies"]
+    assert "httpx>=0.27" in project["dependencies"]
+    assert runtime_differences(service, render_like(template_repo, service)) == []
+    works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
 
 
 def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
