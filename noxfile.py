@@ -292,13 +292,16 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
 @nox.session
 @recorded(
     lambda: (
-        "the conformance suite, the TypeScript SDK client, langchain-mcp-adapters' client, "
-        "the Inspector CLI, client setups, progress and cancellation, against a default render"
+        "both eras on one endpoint: the conformance suite, the TypeScript clients (1.x SDK; "
+        "2.x legacy, auto, pinned 2026-07-28), the Python SDK's 2.x client, "
+        "langchain-mcp-adapters' client (mcp 1.x) and langchain.mcp's, the Inspector CLI, "
+        "client setups, progress and cancellation, against a default render"
     )
 )
 def clients(session: nox.Session) -> None:
     """A rendered service against MCP clients nobody here wrote (see clients/)."""
-    session.install(COPIER)
+    # The reference requirements: langchain-mcp-adapters' client, on the SDK's 1.x line.
+    session.install(COPIER, "-r", str(ROOT / "reference" / "requirements.txt"))
     folder, recorded_answers = render(session, {})
     with session.chdir(folder):
         in_service(session, "uv", "--quiet", "sync", "--python", interpreter(PYTHONS[0]))

@@ -9,9 +9,16 @@ clients' token; under ``demo-header``, with the demo credential enabled
 - the official conformance suite, every scenario that ``conformance.json`` says
   applies (and fails on a scenario it does not classify), against instances served
   with ``MCP_AUTH=none`` (the suite sends no credential);
-- the official TypeScript SDK client (``ts_client.mjs``), with the credential, without
-  it, and with each JSON setup of ``deploy/clients/`` resolved as its client resolves it;
-- langchain-mcp-adapters' own client (``langchain_client.py``, in the service's env);
+- the official TypeScript clients (``ts_client.mjs``): the 1.x SDK, and the 2.x client
+  negotiating ``legacy``, ``auto`` and pinned to 2026-07-28; each with the credential,
+  without it, and with each JSON setup of ``deploy/clients/`` resolved as its client
+  resolves it;
+- the MCP Python SDK's 2.x client (``sdk_client.py``, in the service's env) in each of
+  its modes;
+- LangChain's clients (``langchain_client.py``): langchain-mcp-adapters' own client on
+  the SDK's 1.x line (in this script's environment, which has the reference
+  requirements, ``reference/requirements.txt``), and ``langchain.mcp``'s ``MCPAdapter``
+  (in an environment of its own, with ``langchain[mcp]``);
 - the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh``, and
   whoami;
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
@@ -54,6 +61,13 @@ SUBSTITUTIONS = {
     "vscode": r"\$\{input:([a-z][a-z0-9-]*)\}",
     "cursor": r"\$\{env:([A-Z_][A-Z0-9_]*)\}",
 }
+# The TypeScript clients: the 1.x SDK, and the 2.x client in each negotiation mode.
+TS_CLIENTS = ("sdk-1", "legacy", "auto", "2026-07-28")
+# langchain.mcp's client, in an environment of its own (it brings fastmcp).
+LANGCHAIN_ENV = [
+    *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
+    *("--with", "langchain[mcp]>=1.4,<2", "python"),
+]
 # What ts_long_calls.mjs gives as its reason to cancel: a client's text is never logged.
 CANCEL_REASON = "the ts-sdk check no longer needs it"
 # The long-calls toolset's module, written over what scripts/new-toolset generated.
@@ -425,9 +439,16 @@ def main(service: Path, slug: str) -> int:
         client["setups"] = setups(service, url, client)
         # The token travels to the clients in the environment, never on a command line.
         secret = {"MCP_CLIENT_CHECK": json.dumps(client)}
-        script("ts-sdk client", ["node", str(HERE / "ts_client.mjs"), url], HERE, secret)
-        langchain = ["uv", "run", "--quiet", "python", str(HERE / "langchain_client.py"), url]
-        script("langchain client", langchain, service, secret)
+        for flavour in TS_CLIENTS:
+            flavoured = {**secret, "MCP_TS_CLIENT": flavour}
+            command = ["node", str(HERE / "ts_client.mjs"), url]
+            script(f"ts client ({flavour})", command, HERE, flavoured)
+        python = ["uv", "run", "--quiet", "python", str(HERE / "sdk_client.py"), url]
+        script("python sdk client", python, service, secret)
+        adapters = [sys.executable, str(HERE / "langchain_client.py"), "adapters", url]
+        script("langchain-mcp-adapters client", adapters, HERE, secret)
+        langchain = [*LANGCHAIN_ENV, str(HERE / "langchain_client.py"), "langchain", url]
+        script("langchain.mcp client", langchain, HERE, secret)
         inspector(service, url, client)
     long_calls(service, slug)
     if failures:

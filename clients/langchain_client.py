@@ -1,10 +1,16 @@
-"""langchain-mcp-adapters' own client against a rendered service over streamable HTTP.
+"""LangChain's MCP clients against a rendered service over streamable HTTP.
 
 Loads the served tools back as LangChain tools, calls them as an agent would
 (with a tool call), and checks that the structured payload comes back as the
-tool message's artifact. Run it in the service's environment:
+tool message's artifact. Two clients, each in an environment of its own:
 
-    MCP_CLIENT_CHECK=JSON uv run --project SERVICE python langchain_client.py URL
+- ``adapters``: langchain-mcp-adapters' ``MultiServerMCPClient`` (discontinued, on the
+  MCP SDK's 1.x line: a client of the 2025 revisions), in the reference environment
+  (``reference/requirements.txt``);
+- ``langchain``: ``langchain.mcp``'s ``MCPAdapter`` (``langchain[mcp]``, on fastmcp and
+  the SDK's 2.x line).
+
+    MCP_CLIENT_CHECK=JSON python langchain_client.py adapters|langchain URL
 
 ``MCP_CLIENT_CHECK`` (``check_service.py`` sets it) holds the credential to send,
 ``headers``, and what whoami answers with it, ``account`` (null: whoami is not called).
@@ -19,17 +25,33 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
-from langchain_mcp_adapters.client import MultiServerMCPClient
 
 failures: list[str] = []
+CLIENTS = {"adapters": "langchain-mcp-adapters client", "langchain": "langchain.mcp client"}
+label = "langchain client"
 
 
 def report(tool: str, what: str, problem: str | None) -> None:
     if problem is None:
-        print(f"ok   langchain client: {tool}: {what}")
+        print(f"ok   {label}: {tool}: {what}")
     else:
-        failures.append(f"langchain client: {tool}: {what}: {problem}")
-        print(f"FAIL langchain client: {tool}: {what}: {problem}")
+        failures.append(f"{label}: {tool}: {what}: {problem}")
+        print(f"FAIL {label}: {tool}: {what}: {problem}")
+
+
+async def load_tools(client: str, url: str, headers: dict[str, str]) -> list[BaseTool]:
+    """The service's tools as LangChain tools, loaded by ``client``."""
+    if client == "adapters":
+        from langchain_mcp_adapters.client import MultiServerMCPClient
+
+        servers: Any = {"service": {"transport": "streamable_http", "url": url, "headers": headers}}
+        return await MultiServerMCPClient(servers).get_tools()
+    from fastmcp import Client
+    from fastmcp.client.transports import StreamableHttpTransport
+    from langchain.mcp import MCPAdapter
+
+    adapter = MCPAdapter(Client(StreamableHttpTransport(url, headers=headers)))
+    return await adapter.list_tools()
 
 
 async def call(tool: BaseTool, arguments: dict[str, Any]) -> ToolMessage:
@@ -89,12 +111,11 @@ async def expect_account(tool: BaseTool, account: str) -> None:
     report(tool.name, "with the credential", problem)
 
 
-async def main(url: str) -> int:
+async def main(client: str, url: str) -> int:
+    global label
+    label = CLIENTS[client]
     setup = json.loads(os.environ["MCP_CLIENT_CHECK"])
-    servers: Any = {
-        "service": {"transport": "streamable_http", "url": url, "headers": setup["headers"]}
-    }
-    tools = {tool.name: tool for tool in await MultiServerMCPClient(servers).get_tools()}
+    tools = {tool.name: tool for tool in await load_tools(client, url, setup["headers"])}
     report(
         "tools/list",
         "loads hello and whoami",
@@ -108,9 +129,9 @@ async def main(url: str) -> int:
     if failures:
         print(f"{len(failures)} check(s) failed:\n" + "\n".join(failures), file=sys.stderr)
         return 1
-    print(f"langchain client: {len(tools)} tools, every check passed")
+    print(f"{label}: {len(tools)} tools, every check passed")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main(sys.argv[1])))
+    raise SystemExit(asyncio.run(main(sys.argv[1], sys.argv[2])))

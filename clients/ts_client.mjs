@@ -1,26 +1,45 @@
-// The official TypeScript SDK client against a rendered service over streamable HTTP.
+// The official TypeScript SDK clients against a rendered service over streamable HTTP.
 //
 // The SDK checks every structuredContent against the tool's outputSchema itself
 // (and throws when it does not validate), so each successful call here has been
 // validated by a client nobody in this project wrote.
 //
-// Usage: MCP_CLIENT_CHECK=JSON node ts_client.mjs URL
+// Usage: MCP_TS_CLIENT=FLAVOUR MCP_CLIENT_CHECK=JSON node ts_client.mjs URL
+// MCP_TS_CLIENT: "sdk-1", the 1.x SDK (@modelcontextprotocol/sdk, the 2025 revisions);
+// or the 2.x client (@modelcontextprotocol/client) negotiating as "legacy" (initialize),
+// "auto" (server/discover, else initialize) or "2026-07-28" (pinned: discover must offer it).
 // MCP_CLIENT_CHECK says how the service at URL authenticates and what to send
 // (check_service.py sets it): {"auth": "oauth" | "demo-header" | "none", "headers": the
 // credential, "account": what whoami answers with it (or null), "issuer" (under oauth),
 // "setups": the JSON setups of deploy/clients/, resolved: [{"name", "url", "headers"}]}.
 // Exit status 0 when every check passes; otherwise 1, each failure naming the tool.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { deepStrictEqual } from "node:assert/strict";
+
+const flavour = process.env.MCP_TS_CLIENT ?? "sdk-1";
+const REVISIONS = { "sdk-1": "2025-11-25", legacy: "2025-11-25", auto: "2026-07-28", "2026-07-28": "2026-07-28" };
+if (!(flavour in REVISIONS)) throw new Error(`unknown MCP_TS_CLIENT ${flavour}`);
+const { Client, StreamableHTTPClientTransport } =
+  flavour === "sdk-1"
+    ? {
+        ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+        ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+      }
+    : await import("@modelcontextprotocol/client");
+const negotiation = flavour === "2026-07-28" ? { pin: flavour } : flavour;
+const options = flavour === "sdk-1" ? {} : { versionNegotiation: { mode: negotiation } };
+const label = `ts client (${flavour})`;
 
 const url = new URL(process.argv[2]);
 const setup = JSON.parse(process.env.MCP_CLIENT_CHECK);
 const failures = [];
 
+function newClient(name) {
+  return new Client({ name, version: "1.0.0" }, options);
+}
+
 async function connect(headers = {}) {
-  const client = new Client({ name: "ts-sdk-check", version: "1.0.0" });
+  const client = newClient("ts-sdk-check");
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
   return client;
 }
@@ -28,10 +47,10 @@ async function connect(headers = {}) {
 async function check(tool, what, body) {
   try {
     await body();
-    console.log(`ok   ts-sdk client: ${tool}: ${what}`);
+    console.log(`ok   ${label}: ${tool}: ${what}`);
   } catch (error) {
-    failures.push(`ts-sdk client: ${tool}: ${what}: ${error.message}`);
-    console.log(`FAIL ts-sdk client: ${tool}: ${what}: ${error.message}`);
+    failures.push(`${label}: ${tool}: ${what}: ${error.message}`);
+    console.log(`FAIL ${label}: ${tool}: ${what}: ${error.message}`);
   }
 }
 
@@ -51,6 +70,9 @@ function expectPayload(result, expected, isError = false) {
 const client = await connect(setup.headers);
 const anonymous = setup.auth === "oauth" ? null : await connect();
 
+await check("connect", `speaks ${REVISIONS[flavour]}`, async () => {
+  if (flavour !== "sdk-1") deepStrictEqual(client.getNegotiatedProtocolVersion(), REVISIONS[flavour]);
+});
 const { tools } = await client.listTools();
 const names = tools.map((tool) => tool.name).sort();
 await check("tools/list", "lists hello and whoami", async () => {
@@ -152,7 +174,7 @@ for (const snippet of setup.setups ?? []) {
     const sent = new StreamableHTTPClientTransport(new URL(snippet.url), {
       requestInit: { headers: snippet.headers },
     });
-    const viaSetup = new Client({ name: "ts-sdk-setup-check", version: "1.0.0" });
+    const viaSetup = newClient("ts-sdk-setup-check");
     const signsIn = setup.auth === "oauth" && Object.keys(snippet.headers).length === 0;
     try {
       await viaSetup.connect(sent);
@@ -185,4 +207,4 @@ if (failures.length > 0) {
   console.error(`${failures.length} check(s) failed:\n${failures.join("\n")}`);
   process.exit(1);
 }
-console.log(`ts-sdk client: ${tools.length} tools, every check passed`);
+console.log(`${label}: ${tools.length} tools, every check passed`);
