@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -292,10 +291,11 @@ async def client_call(
     with anyio.fail_after(ANSWER_SECONDS * 2):
         sent = server.credentials if headers is None else headers
         async with connect_http(server.url, headers=sent) as session:
-            result = await session.call_tool(
-                name, arguments, read_timeout_seconds=timedelta(seconds=ANSWER_SECONDS)
-            )
-    answer = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            result = await session.call_tool(name, arguments, read_timeout_seconds=ANSWER_SECONDS)
+    # The answer as the wire carried it (a 2025 revision's result has no resultType).
+    answer = result.model_dump(
+        mode="json", by_alias=True, exclude_none=True, exclude={"result_type"}
+    )
     if "structuredContent" in answer:
         validate(server.schemas[name], answer["structuredContent"])
     return answer
