@@ -292,13 +292,13 @@ def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
 ) -> None:
     service = render_at(template_repo, tmp_path / "service", "1.0.0")
     server = service / "src/mcp_runtime/server.py"
-    edit(server, '"""Build the FastMCP server', '"""Build the FastMCP server (patched here)')
+    edit(server, '"""Build the MCP server', '"""Build the MCP server (patched here)')
     commit(service, "Patch the runtime locally")
 
     update(service)
 
     assert leftovers(service) == []
-    assert '"""Build the FastMCP server (patched here)' in server.read_text()
+    assert '"""Build the MCP server (patched here)' in server.read_text()
     assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
 
 
@@ -319,6 +319,8 @@ def test_edit_that_the_template_also_changed_shows_as_a_conflict(
 
 
 # A team's work on a service rendered at 0.9.0, before the runtime's tests moved.
+SDK1_IMPORT = "from mcp.server.fastmcp import FastMCP\n"
+RUNTIME_IMPORT = "from mcp_runtime import build_server\n"
 TEAM_HELLO_TEST = """
 
 def test_hello_greets_the_team() -> None:
@@ -374,16 +376,20 @@ def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
     deployment.write_text(deployment.read_text() + TEAM_DEPLOYMENT_TEST)
     commit(service, "Add a toolset, tests, a fixture; extend a runtime test")
     team_owned = [
-        "tests/conftest.py",
         "tests/test_team.py",
         "tests/test_weather_data.py",
         "src/svc/toolsets/weather_data.py",
     ]
     before = {name: (service / name).read_bytes() for name in team_owned}
+    conftest = (tests / "conftest.py").read_text()
 
     update(service, tasks=True)
 
     assert leftovers(service) == []
+    # Its one import of the SDK's 1.x server name now names the runtime's (hooks/sdk2_names.py).
+    assert (tests / "conftest.py").read_text() == conftest.replace(SDK1_IMPORT, "").replace(
+        RUNTIME_IMPORT, RUNTIME_IMPORT + "from mcp_runtime.sdk import FastMCP\n"
+    )
     assert sorted(path.name for path in tests.iterdir() if path.is_file()) == TEAM_TESTS
     assert sorted(path.name for path in (tests / "runtime").iterdir()) == runtime_tests(
         template_repo
