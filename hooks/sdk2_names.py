@@ -1,4 +1,4 @@
-"""Update migration: the MCP SDK's 1.x server name in a team's tests/conftest.py.
+"""Update migration: the MCP SDK's 1.x server name in a team's tests.
 
 Run by ``copier update`` after the update (a ``_migrations`` entry of copier.yml), in
 the service's folder:
@@ -6,34 +6,61 @@ the service's folder:
     sdk2_names.py
 
 Services rendered before the runtime's fixtures moved to its pytest plugin (template
-0.9) hold a tests/conftest.py, the team's file, that imports the server's type from
-``mcp.server.fastmcp``: the SDK's 2.x line, which the runtime now runs on, removed that
-module. The one import line the template wrote there is moved to the runtime's name for
-the same type (``mcp_runtime.sdk.FastMCP``), in the runtime's import section, so the
-file imports and its lint passes. A conftest.py without that line is left as it is.
+0.9) hold a tests/conftest.py, and tests written by that release's scripts/new-toolset,
+that import the server's type from ``mcp.server.fastmcp``: the SDK's 2.x line, which
+the runtime now runs on, removed that module. In the team's tests (tests/, not
+tests/runtime/), that one import line, which the template wrote, becomes the runtime's
+name for the same type (``from mcp_runtime.sdk import FastMCP``), placed among the
+file's runtime imports in sorted order, so the file imports and its lint passes. A
+file without that line is left as it is.
 """
 
+import re
 from pathlib import Path
 
-CONFTEST = Path("tests") / "conftest.py"
+TESTS = Path("tests")
 OLD = "from mcp.server.fastmcp import FastMCP\n"
 NEW = "from mcp_runtime.sdk import FastMCP\n"
-RUNTIME_IMPORT = "from mcp_runtime import build_server\n"
+RUNTIME_IMPORT = re.compile(r"^from (mcp_runtime(?:\.\w+)*) import ")
+
+
+def module_of(line: str) -> str:
+    """The runtime module a ``from mcp_runtime... import`` line imports from; else ""."""
+    found = RUNTIME_IMPORT.match(line)
+    return found[1] if found else ""
+
+
+def moved(text: str) -> tuple[str, bool]:
+    """``text`` with the import moved; whether it landed among the runtime's imports."""
+    lines = text.replace(OLD, "", 1).splitlines(keepends=True)
+    runtime = [i for i, line in enumerate(lines) if module_of(line)]
+    if not runtime:
+        return text.replace(OLD, NEW, 1), False
+    first_block = [runtime[0]]
+    for index in runtime[1:]:
+        if index != first_block[-1] + 1:
+            break
+        first_block.append(index)
+    after = [i for i in first_block if module_of(lines[i]) > "mcp_runtime.sdk"]
+    position = after[0] if after else first_block[-1] + 1
+    lines.insert(position, NEW)
+    return "".join(lines), True
 
 
 def main() -> None:
-    if not CONFTEST.is_file():
+    if not TESTS.is_dir():
         return
-    text = CONFTEST.read_text()
-    if OLD not in text:
-        return
-    if RUNTIME_IMPORT in text:
-        text = text.replace(OLD, "", 1).replace(RUNTIME_IMPORT, RUNTIME_IMPORT + NEW, 1)
-    else:
-        text = text.replace(OLD, NEW, 1)
-        print(f"{CONFTEST}: sort its imports again: uv run ruff check --fix {CONFTEST}")
-    CONFTEST.write_text(text)
-    print(f"{CONFTEST}: the SDK's 1.x server name now comes from mcp_runtime.sdk")
+    for path in sorted(TESTS.rglob("*.py")):
+        if "runtime" in path.relative_to(TESTS).parts:
+            continue
+        text = path.read_text()
+        if OLD not in text:
+            continue
+        text, sorted_in = moved(text)
+        path.write_text(text)
+        print(f"{path}: the SDK's 1.x server name now comes from mcp_runtime.sdk")
+        if not sorted_in:
+            print(f"{path}: sort its imports again: uv run ruff check --fix {path}")
 
 
 if __name__ == "__main__":

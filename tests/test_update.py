@@ -320,7 +320,9 @@ def test_edit_that_the_template_also_changed_shows_as_a_conflict(
 
 # A team's work on a service rendered at 0.9.0, before the runtime's tests moved.
 SDK1_IMPORT = "from mcp.server.fastmcp import FastMCP\n"
-RUNTIME_IMPORT = "from mcp_runtime import build_server\n"
+SDK2_NAME = "from mcp_runtime.sdk import FastMCP\n"
+BUILD_SERVER = "from mcp_runtime import build_server\n"
+TESTING = "from mcp_runtime.testing import connect\n"
 TEAM_HELLO_TEST = """
 
 def test_hello_greets_the_team() -> None:
@@ -375,21 +377,20 @@ def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
     deployment = tests / "test_deployment.py"  # the template's, edited here
     deployment.write_text(deployment.read_text() + TEAM_DEPLOYMENT_TEST)
     commit(service, "Add a toolset, tests, a fixture; extend a runtime test")
-    team_owned = [
-        "tests/test_team.py",
-        "tests/test_weather_data.py",
-        "src/svc/toolsets/weather_data.py",
-    ]
+    team_owned = ["tests/test_team.py", "src/svc/toolsets/weather_data.py"]
     before = {name: (service / name).read_bytes() for name in team_owned}
-    conftest = (tests / "conftest.py").read_text()
+    # Each imports the SDK's 1.x server name: the update makes it the runtime's
+    # (hooks/sdk2_names.py), in its sorted place, and changes nothing else.
+    conftest, scaffolded = (tests / "conftest.py").read_text(), tests / "test_weather_data.py"
+    written = scaffolded.read_text()
 
     update(service, tasks=True)
 
     assert leftovers(service) == []
-    # Its one import of the SDK's 1.x server name now names the runtime's (hooks/sdk2_names.py).
-    assert (tests / "conftest.py").read_text() == conftest.replace(SDK1_IMPORT, "").replace(
-        RUNTIME_IMPORT, RUNTIME_IMPORT + "from mcp_runtime.sdk import FastMCP\n"
-    )
+    conftest = conftest.replace(SDK1_IMPORT, "").replace(BUILD_SERVER, BUILD_SERVER + SDK2_NAME)
+    assert (tests / "conftest.py").read_text() == conftest
+    written = written.replace(SDK1_IMPORT, "").replace(TESTING, SDK2_NAME + TESTING)
+    assert scaffolded.read_text() == written
     assert sorted(path.name for path in tests.iterdir() if path.is_file()) == TEAM_TESTS
     assert sorted(path.name for path in (tests / "runtime").iterdir()) == runtime_tests(
         template_repo
