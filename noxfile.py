@@ -138,7 +138,8 @@ def template_tests(session: nox.Session) -> None:
 @nox.session
 @recorded(
     lambda: (
-        "copier update over releases 0.9.0, 1.0.0, 1.1.0: fixes and new questions arrive, "
+        "copier update over releases 0.9.0, 0.10.0 (MCP SDK 1.x), 1.0.0, 1.1.0: fixes and "
+        "new questions arrive, a service moves to the SDK's 2.x line and serves both eras, "
         "the team's files stay byte-identical, conflicts show, the runtime equals a fresh "
         "render's, tests and lint green"
     )
