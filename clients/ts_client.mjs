@@ -34,6 +34,11 @@ const url = new URL(process.argv[2]);
 const setup = JSON.parse(process.env.MCP_CLIENT_CHECK);
 const failures = [];
 
+// The HTTP status a client error carries: the 2.x client's `status`, the 1.x SDK's `code`.
+function statusOf(error) {
+  return error.status ?? error.code;
+}
+
 function newClient(name) {
   return new Client({ name, version: "1.0.0" }, options);
 }
@@ -164,7 +169,7 @@ if (setup.auth === "oauth") {
       connected = true;
     } catch (error) {
       // expected: the service answered 401, and this client has no way to sign in
-      deepStrictEqual(error.code, 401, `the error ${error.message}`);
+      deepStrictEqual(statusOf(error), 401, `the error ${error.message}`);
     }
     if (connected) throw new Error("connected without a token");
   });
@@ -179,7 +184,7 @@ for (const snippet of setup.setups ?? []) {
     try {
       await viaSetup.connect(sent);
     } catch (error) {
-      if (signsIn && error.code === 401) return; // answered 401: the client signs in itself
+      if (signsIn && statusOf(error) === 401) return; // answered 401: the client signs in itself
       throw error;
     }
     try {
