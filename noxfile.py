@@ -379,7 +379,9 @@ def benchmark(session: nox.Session) -> None:
     with session.chdir(folder):
         in_service(session, "uv", "--quiet", "sync", "--python", interpreter(PYTHONS[0]))
         script = str(ROOT / "benchmarks" / "contract_cost.py")
-        in_service(session, "uv", "run", "--quiet", "python", script, *session.posargs)
+        # fastmcp 4.x, on the same mcp: the HTTP baseline beside the SDK's own server.
+        fastmcp = ["--with", "fastmcp>=4,<5"]
+        in_service(session, "uv", "run", "--quiet", *fastmcp, "python", script, *session.posargs)
 
 
 def expect(session: nox.Session, problems: list[str]) -> None:

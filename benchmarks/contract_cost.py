@@ -1,12 +1,14 @@
 """What the contract costs: each figure is a ratio against a baseline measured in the same run.
 
-1. Per tools/call over an in-memory MCP session: the contract path (a LangChain tool
-   through mcp_runtime's to_fastmcp) against the same tool registered natively in
-   FastMCP with structured output.
-2. The startup gate: time per tool for 10, 100 and 1,000 generated tools, against
-   langchain-mcp-adapters' to_fastmcp alone (which checks no contract).
-3. Streamable HTTP throughput and p50/p99 latency: the service's app against a plain
-   FastMCP app serving the same tool natively, each under uvicorn on loopback.
+1. Per tools/call over an in-memory MCP session (the SDK's client, JSON-RPC framed): the
+   contract path (a LangChain tool through mcp_runtime's gate) against the same
+   function registered natively in the SDK's MCPServer with structured output.
+2. The startup gate: time per tool for 10, 100 and 1,000 generated tools, against the
+   SDK's own conversion of the same functions (``Tool.from_function``, no contract).
+3. Stateless streamable HTTP throughput and p50/p99 latency: the service's app against
+   fastmcp 4.x and against the SDK's MCPServer, each serving the same tool natively on
+   the same mcp, each under uvicorn on loopback (fastmcp's row needs fastmcp installed:
+   ``nox -s benchmark`` adds it).
 4. The checks that keep every answer sendable (nesting depth, valid Unicode): a
    result's whole answer against the same validation and serialization without them.
 5. Tracing and metrics: per call of the served tool alone, per tools/call in memory
@@ -40,8 +42,7 @@ import httpx
 import jsonschema
 import uvicorn
 from langchain_core.tools import StructuredTool, tool
-from langchain_mcp_adapters.tools import to_fastmcp as upstream_to_fastmcp
-from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.client import Client
 from mcp.types import CallToolResult, TextContent
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -51,12 +52,14 @@ from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.http_app import http_app
 from mcp_runtime.metrics import CALL_METRICS
 from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.sdk import FastMCP, SDKTool, served_tools
+from mcp_runtime.sdk import MCPServer, SDKTool, served_tools
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import free_port
 from mcp_runtime.toolsets import Toolset
 from mcp_runtime.tracing import use_tracer_provider
+
+GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
 
 
 class HelloResult(ToolResult):
@@ -80,31 +83,42 @@ def greet_or_fail(name: str) -> HelloResult | ToolError:
     return greet(name)
 
 
-def native_server(function: Callable[..., Any]) -> FastMCP:
-    """The baseline: the tool registered natively, with FastMCP's structured output.
+def native_server(function: Callable[..., Any]) -> MCPServer:
+    """The baseline: the tool registered natively, with MCPServer's structured output.
 
-    Annotated ``-> HelloResult``, as FastMCP would wrap a union in ``{"result": ...}``.
+    Annotated ``-> HelloResult``, as the SDK would wrap a union in ``{"result": ...}``.
     """
-    server = FastMCP("native", stateless_http=True)
+    server = MCPServer("native")
     server.add_tool(function, name="hello", structured_output=True)
     return server
 
 
-def contract_server(function: Callable[..., Any]) -> FastMCP:
+def fastmcp_app(function: Callable[..., Any]) -> Any:
+    """fastmcp 4.x serving the same function statelessly; None when it is not installed."""
+    try:
+        from fastmcp import FastMCP as FastMCP4  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    server = FastMCP4("fastmcp")
+    server.tool(function, name="hello")
+    return server.http_app(path="/mcp", stateless_http=True)
+
+
+def contract_server(function: Callable[..., Any]) -> MCPServer:
     """The contract path: the same function as a LangChain tool, through the runtime."""
     return create_server("contract", [Toolset("hello", (tool("hello")(function),))])
 
 
-async def per_call(server: FastMCP, calls: int) -> list[float]:
+async def per_call(server: MCPServer, calls: int) -> list[float]:
     timings = []
-    async with create_connected_server_and_client_session(server) as session:
+    async with Client(server, mode="legacy", cache=None) as session:
         for _ in range(50):  # warm up
             await session.call_tool("hello", {"name": "Ada"})
         for _ in range(calls):
             started = time.perf_counter()
             result = await session.call_tool("hello", {"name": "Ada"})
             timings.append(time.perf_counter() - started)
-            assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+            assert result.structured_content == GREETING
     return timings
 
 
@@ -117,7 +131,7 @@ async def direct_calls(served: SDKTool, calls: int) -> list[float]:
         started = time.perf_counter()
         result = await served.run({"name": "Ada"})
         timings.append(time.perf_counter() - started)
-        assert result.structuredContent == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+        assert result.structured_content == GREETING
     return timings
 
 
@@ -142,6 +156,14 @@ def generated_tools(count: int) -> list[StructuredTool]:
             )
         )
     return tools
+
+
+def sdk_conversion(generated: StructuredTool) -> object:
+    """The SDK's own conversion of the tool's function: its tool, with structured output."""
+    assert generated.func is not None
+    return SDKTool.from_function(
+        generated.func, name=generated.name, description=generated.description
+    )
 
 
 def gate_per_tool(count: int, convert: Callable[[StructuredTool], object]) -> float:
@@ -244,7 +266,7 @@ def answer_checks(function: Callable[[], Any], rows: int, calls: int) -> tuple[f
         )
 
     def checked() -> None:
-        assert contract.to_call_result(value).structuredContent is not None
+        assert contract.to_call_result(value).structured_content is not None
 
     timings: list[list[float]] = [[], []]
     for _ in range(5):
@@ -361,20 +383,26 @@ def main() -> None:
             jsonschema.validate(payload, schema)
         print(f"   {label:26s} {(time.perf_counter() - started) / calls * 1e6:7.1f} us")
 
-    print("2. startup gate, time per tool, against the upstream conversion alone (no contract)")
+    print("2. startup gate, time per tool, against the SDK's own conversion (no contract)")
     for count in (10, 100, 1000):
-        gate, upstream = gate_per_tool(count, to_fastmcp), gate_per_tool(count, upstream_to_fastmcp)
+        gate, sdk = gate_per_tool(count, to_fastmcp), gate_per_tool(count, sdk_conversion)
         print(
             f"   {count:5d} tools: gate {gate * 1e3:.3f} ms per tool"
-            f"   upstream to_fastmcp {upstream * 1e3:.3f} ms   ratio {gate / upstream:.3f}"
+            f"   SDK Tool.from_function {sdk * 1e3:.3f} ms   ratio {gate / sdk:.3f}"
         )
 
     print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
     settings = ServiceSettings(stateless=True, auth="none")
     toolset = Toolset("hello", (tool("hello")(greet_async),))
     service_app = http_app(create_server("contract", [toolset], settings=settings), settings)
-    plain_app = native_server(greet_async).streamable_http_app()
-    with LocalIssuer() as issuer, Served(plain_app) as plain_url, Served(service_app) as url:
+    plain_app = native_server(greet_async).streamable_http_app(stateless_http=True)
+    fastmcp = fastmcp_app(greet_async)
+    with (
+        LocalIssuer() as issuer,
+        Served(plain_app) as plain_url,
+        Served(service_app) as url,
+        Served(fastmcp or plain_app) as fastmcp_url,
+    ):
         oauth = ServiceSettings(
             stateless=True,
             auth="oauth",
@@ -385,14 +413,16 @@ def main() -> None:
         oauth_app = http_app(create_server("contract", [toolset], settings=oauth), oauth)
         token = issuer.token(audience=oauth.resource_url, expires_in=3600)
         with Served(oauth_app) as oauth_url:
-            plain_runs, service_runs, oauth_runs = interleaved(
+            fastmcp_runs, plain_runs, service_runs, oauth_runs = interleaved(
                 rounds,
+                lambda: load(fastmcp_url, seconds, 8),
                 lambda: load(plain_url, seconds, 8),
                 lambda: load(url, seconds, 8),
                 lambda: load(oauth_url, seconds, 8, token),
             )
     measured = (
-        ("plain FastMCP", plain_runs),
+        *((("fastmcp 4.x", fastmcp_runs),) if fastmcp is not None else ()),
+        ("SDK MCPServer", plain_runs),
         ("service", service_runs),
         ("service, OAuth", oauth_runs),
     )
@@ -404,7 +434,10 @@ def main() -> None:
     plain_rate = statistics.median(rate for rate, _ in plain_runs)
     service_rate = statistics.median(rate for rate, _ in service_runs)
     oauth_rate = statistics.median(rate for rate, _ in oauth_runs)
-    print(f"   service / plain throughput = {service_rate / plain_rate:.3f}")
+    if fastmcp is not None:
+        fastmcp_rate = statistics.median(rate for rate, _ in fastmcp_runs)
+        print(f"   service / fastmcp 4.x throughput = {service_rate / fastmcp_rate:.3f}")
+    print(f"   service / SDK MCPServer throughput = {service_rate / plain_rate:.3f}")
     print(f"   service with OAuth / service without throughput = {oauth_rate / service_rate:.3f}")
 
     print("4. per answer: building it without and with the checks (depth, Unicode)")
