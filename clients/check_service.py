@@ -21,6 +21,7 @@ clients' token; under ``demo-header``, with the demo credential enabled
   (in an environment of its own, with ``langchain[mcp]``);
 - the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh``, and
   whoami;
+- three of these at a time (each waits on its own client more than it computes);
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress and
   cancellation through the TypeScript SDK client (``ts_long_calls.mjs``), which also
@@ -42,8 +43,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -435,21 +438,32 @@ def main(service: Path, slug: str) -> int:
         served(service, slug, MCP_AUTH="none") as open_url,
         served(service, slug, MCP_STATELESS="false", MCP_AUTH="none") as stateful_url,
     ):
-        conformance(open_url, stateful_url)
         client["setups"] = setups(service, url, client)
         # The token travels to the clients in the environment, never on a command line.
         secret = {"MCP_CLIENT_CHECK": json.dumps(client)}
-        for flavour in TS_CLIENTS:
-            flavoured = {**secret, "MCP_TS_CLIENT": flavour}
-            command = ["node", str(HERE / "ts_client.mjs"), url]
-            script(f"ts client ({flavour})", command, HERE, flavoured)
         python = ["uv", "run", "--quiet", "python", str(HERE / "sdk_client.py"), url]
-        script("python sdk client", python, service, secret)
         adapters = [sys.executable, str(HERE / "langchain_client.py"), "adapters", url]
-        script("langchain-mcp-adapters client", adapters, HERE, secret)
         langchain = [*LANGCHAIN_ENV, str(HERE / "langchain_client.py"), "langchain", url]
-        script("langchain.mcp client", langchain, HERE, secret)
-        inspector(service, url, client)
+        checks: list[Callable[[], None]] = [
+            partial(conformance, open_url, stateful_url),
+            partial(inspector, service, url, client),
+            *(
+                partial(
+                    script,
+                    f"ts client ({flavour})",
+                    ["node", str(HERE / "ts_client.mjs"), url],
+                    HERE,
+                    {**secret, "MCP_TS_CLIENT": flavour},
+                )
+                for flavour in TS_CLIENTS
+            ),
+            partial(script, "python sdk client", python, service, secret),
+            partial(script, "langchain-mcp-adapters client", adapters, HERE, secret),
+            partial(script, "langchain.mcp client", langchain, HERE, secret),
+        ]
+        with ThreadPoolExecutor(max_workers=3) as lanes:
+            for done in [lanes.submit(check) for check in checks]:
+                done.result()
     long_calls(service, slug)
     if failures:
         print(f"\n{len(failures)} client check(s) failed:", file=sys.stderr)
