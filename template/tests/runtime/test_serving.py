@@ -37,6 +37,7 @@ LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 SERVE = [sys.executable, "-m", "mcp_runtime", "serve"]
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 WAIT_SECONDS = 30.0
+MODERN = "2026-07-28"
 
 
 @tool
@@ -201,16 +202,22 @@ async def test_not_ready_until_the_app_has_started() -> None:
 
 
 def test_oversized_request_is_refused_and_serving_goes_on() -> None:
+    big_list, modern_headers = as_modern({**LIST, "padding": "x" * 5000})
     with serve_http(env={"MCP_MAX_REQUEST_BYTES": "2000"}) as url:
         big = httpx.post(url, headers=HEADERS, content=b'{"padding": "' + b"x" * 5000 + b'"}')
+        big_modern = httpx.post(url, headers=modern_headers, json=big_list)
         ping = httpx.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    assert big.status_code == 413
-    assert big.json() == {
+        listed = httpx.post(url, headers=modern_headers, json=as_modern(LIST)[0])
+    too_large = {
         "jsonrpc": "2.0",
         "id": None,
         "error": {"code": -32600, "message": "Request body too large: the limit is 2000 bytes"},
     }
+    assert (big.status_code, big.json()) == (413, too_large)
+    assert (big_modern.status_code, big_modern.json()) == (413, too_large)
     assert ping.status_code == 200
+    assert listed.status_code == 200
+    assert '"hello"' in listed.text
 
 
 def test_disallowed_host_header_is_refused() -> None:
@@ -374,13 +381,37 @@ def slow_service(folder: Path, **settings: str) -> Iterator[RunningServer]:
         yield server
 
 
-class HeldCalls:
-    """Calls of the slow service's tools, each in a thread of its own, started and held."""
+def as_modern(
+    request: dict[str, Any], name: str | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``request`` as a client of 2026-07-28 sends it: its body and headers."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {**request, "params": {**request.get("params", {}), "_meta": meta}}
+    headers = {**HEADERS, "mcp-protocol-version": MODERN, "mcp-method": request["method"]}
+    return body, headers | ({"mcp-name": name} if name is not None else {})
 
-    def __init__(self, server: RunningServer, folder: Path, tools: Sequence[str]) -> None:
+
+class HeldCalls:
+    """Calls of the slow service's tools, each in a thread of its own, started and held.
+
+    The calls numbered in ``modern`` speak 2026-07-28; the others 2025-11-25.
+    """
+
+    def __init__(
+        self,
+        server: RunningServer,
+        folder: Path,
+        tools: Sequence[str],
+        modern: frozenset[int] = frozenset(),
+    ) -> None:
         self.answers: dict[int, httpx.Response] = {}
         self.threads = [
-            threading.Thread(target=self._call, args=(server.url, number, tool), daemon=True)
+            threading.Thread(
+                target=self._call, args=(server.url, number, tool, number in modern), daemon=True
+            )
             for number, tool in enumerate(tools)
         ]
         for thread in self.threads:
@@ -389,14 +420,15 @@ class HeldCalls:
             lambda: len(list(folder.glob("started-*"))) == len(tools) or None, "calls started"
         )
 
-    def _call(self, url: str, number: int, tool: str) -> None:
-        call = {
+    def _call(self, url: str, number: int, tool: str, modern: bool) -> None:
+        call: dict[str, Any] = {
             "jsonrpc": "2.0",
             "id": number,
             "method": "tools/call",
             "params": {"name": tool, "arguments": {"name": str(number)}},
         }
-        self.answers[number] = httpx.post(url, headers=HEADERS, json=call, timeout=60)
+        call, headers = as_modern(call, tool) if modern else (call, HEADERS)
+        self.answers[number] = httpx.post(url, headers=headers, json=call, timeout=60)
 
     def results(self) -> list[dict[str, Any]]:
         """Each call's JSON-RPC result, in order, once all have answered."""
@@ -406,9 +438,12 @@ class HeldCalls:
         for number in range(len(self.threads)):
             answer = self.answers[number]
             assert answer.status_code == 200
-            data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
-            assert len(data) == 1, f"call {number} answered {answer.text!r}"
-            message = json.loads(data[0])
+            if answer.headers["content-type"] == "application/json":  # 2026-07-28: one answer
+                message = answer.json()
+            else:
+                data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+                assert len(data) == 1, f"call {number} answered {answer.text!r}"
+                message = json.loads(data[0])
             assert message["id"] == number
             results.append(message["result"])
         return results
@@ -442,11 +477,19 @@ def stopped(tool: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
+def in_2026(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` as the 2026-07-28 revision sends it: complete, naming the server."""
+    server = {"io.modelcontextprotocol/serverInfo": {"name": "slow-service", "version": ""}}
+    return {**result, "resultType": "complete", "_meta": server}
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_drains_the_calls_in_flight_and_exits_0(tmp_path: Path, workers: str) -> None:
     # A grace far longer than the wait for the exit: the server must stop once drained.
+    # Calls of both eras: the second and fourth speak 2026-07-28.
     with slow_service(tmp_path, MCP_WORKERS=workers, MCP_SHUTDOWN_GRACE="600") as server:
-        calls = HeldCalls(server, tmp_path, ["hold", "hold", "hold_thread", "hold_thread"])
+        tools = ["hold", "hold", "hold_thread", "hold_thread"]
+        calls = HeldCalls(server, tmp_path, tools, modern=frozenset({1, 3}))
         server.process.send_signal(signal.SIGTERM)
         draining = eventually(lambda: refused(readiness_response(server)), "draining")
         listing = eventually(
@@ -467,17 +510,18 @@ def test_sigterm_drains_the_calls_in_flight_and_exits_0(tmp_path: Path, workers:
         },
     }
     assert still_running
-    assert results == [released(number) for number in range(4)]
+    assert results == [released(0), in_2026(released(1)), released(2), in_2026(released(3))]
     assert status == 0
 
 
 def test_calls_still_running_when_the_grace_ends_answer_is_error(tmp_path: Path) -> None:
     with slow_service(tmp_path, MCP_SHUTDOWN_GRACE="1") as server:
-        calls = HeldCalls(server, tmp_path, ["hold", "hold_thread"])
+        tools = ["hold", "hold_thread", "hold", "hold_thread"]
+        calls = HeldCalls(server, tmp_path, tools, modern=frozenset({2, 3}))
         server.process.send_signal(signal.SIGTERM)
         results = calls.results()
         status = server.process.wait(timeout=WAIT_SECONDS)
-    assert results == [stopped("hold"), stopped("hold_thread")]
+    assert results == [*map(stopped, tools[:2]), *map(in_2026, map(stopped, tools[2:]))]
     assert status == 0
 
 
