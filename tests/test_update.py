@@ -214,17 +214,24 @@ def leftovers(folder: Path) -> list[str]:
 
 
 def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_path: Path) -> None:
-    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    """A service of the last release on the SDK's 1.x line, with a team's toolsets (their
+    tests read results by the 1.x client's names), a dependency and README sections,
+    updated to the latest release as a team runs it: the move to the SDK's 2.x line, a
+    runtime fix, a dependency bound and a new question arrive; the team's files stay as
+    they were; its tests, lint and both eras of clients pass."""
+    service = render_at(template_repo, tmp_path / "service", "0.10.0")
+    assert '"mcp>=1.30,<2"' in (service / "pyproject.toml").read_text()
     run(service, "uv", "sync", "--quiet")
     run(service, "scripts/new-toolset", "Weather Data")
     run(service, "scripts/new-toolset", "reports")
+    written = (service / "tests/test_weather_data.py").read_text()
+    assert "result.structuredContent" in written  # the names of the SDK's 1.x client
     run(service, "uv", "add", "--quiet", "httpx>=0.27")
     readme = service / "README.md"
     edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
     readme.write_text(readme.read_text() + "\n## Data sources\n\nThe national weather feed.\n")
     commit(service, "Add toolsets, a dependency, README sections")
     team_owned = [
-        "README.md",
         "contract/tools.json",
         "src/svc/toolsets/weather_data.py",
         "src/svc/toolsets/reports.py",
@@ -237,54 +244,29 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
 
     assert leftovers(service) == []
     assert {name: (service / name).read_bytes() for name in team_owned} == before
+    text = readme.read_text()  # the template's sections changed around the team's
+    assert "## On call\n\nPage the weather team.\n" in text
+    assert text.endswith("\n## Data sources\n\nThe national weather feed.\n")
     assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
     project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert "mcp>=2.3,<3" in project["dependencies"]
     assert "httpx>=0.27" in project["dependencies"]
     assert "pydantic>=2.12,<3" in project["dependencies"]
     assert project["urls"] == {"Homepage": "https://example.com/my-mcp-service"}
     answers = (service / ".copier-answers.yml").read_text()
     assert "_commit: 1.1.0" in answers
     assert "homepage: https://example.com/my-mcp-service" in answers
-    assert "auth: oauth\n" in answers  # answered at 1.0.0, kept
+    assert "auth: oauth\n" in answers  # answered at 0.10.0, kept
 
-    assert runtime_differences(service, render_like(template_repo, service)) == []
-    works_as_the_team_runs_it(service)
-
-
-def test_update_moves_a_service_to_the_sdks_2x_line(template_repo: Path, tmp_path: Path) -> None:
-    """A service of the SDK's 1.x line, with a team's toolset (its tests read results by
-    the 1.x client's names), a dependency and README sections, moves to the 2.x line:
-    the team's files unchanged, and its tests, lint and both eras of clients pass."""
-    service = render_at(template_repo, tmp_path / "service", "0.10.0")
-    assert '"mcp>=1.30,<2"' in (service / "pyproject.toml").read_text()
-    run(service, "uv", "sync", "--quiet")
-    run(service, "scripts/new-toolset", "Weather Data")
-    written = (service / "tests/test_weather_data.py").read_text()
-    assert "result.structuredContent" in written  # the names of the SDK's 1.x client
-    run(service, "uv", "add", "--quiet", "httpx>=0.27")
-    readme = service / "README.md"
-    edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
-    readme.write_text(readme.read_text() + "\n## Data sources\n\nThe national weather feed.\n")
-    commit(service, "Add a toolset, a dependency, README sections")
-    team_owned = [
-        "contract/tools.json",
-        "src/svc/toolsets/weather_data.py",
-        "tests/test_weather_data.py",
-    ]
-    before = {name: (service / name).read_bytes() for name in team_owned}
-
-    update(service)
-
-    assert leftovers(service) == []
-    assert {name: (service / name).read_bytes() for name in team_owned} == before
-    text = readme.read_text()
-    assert "## On call\n\nPage the weather team.\n" in text
-    assert text.endswith("\n## Data sources\n\nThe national weather feed.\n")
-    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
-    assert "mcp>=2.3,<3" in project["dependencies"]
-    assert "httpx>=0.27" in project["dependencies"]
     assert runtime_differences(service, render_like(template_repo, service)) == []
     works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
+    # The team's lock is never merged with the template's (which conflicts once the SDK's
+    # line changes): `uv sync`, the README's next step, moved it to the new requirements,
+    # so CI's `uv sync --locked` installs what it pins.
+    run(service, "uv", "lock", "--check")
+    lock = (service / "uv.lock").read_text()
+    assert '\nname = "httpx2"\n' in lock
+    assert re.search(r'\nname = "mcp"\nversion = "2\.', lock), "mcp 2.x is not locked"
 
 
 def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
