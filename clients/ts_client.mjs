@@ -126,6 +126,21 @@ await check("hello", "an argument of the wrong type", async () => {
   deepStrictEqual(result.isError, true, "isError");
   deepStrictEqual(textOf(result), "Invalid arguments for tool 'hello': name: Input should be a valid string");
 });
+await check("hello", "a lone surrogate in an argument: a JSON-RPC error answering this call", async () => {
+  let answered = null;
+  try {
+    await client.callTool({ name: "hello", arguments: { name: "Ada \ud800" } });
+  } catch (error) {
+    answered = error;
+  }
+  if (answered === null) throw new Error("the call succeeded");
+  // -32602 is the JSON-RPC error the service sent for this request, matched by its id; an
+  // error the client could not match would carry the HTTP status (400) instead.
+  deepStrictEqual(answered.code, -32602, `the error ${answered.message}`);
+  if (!answered.message.includes("`arguments.name` holds a lone UTF-16 surrogate")) {
+    throw new Error(`the message does not name the field: ${answered.message}`);
+  }
+});
 if (setup.account !== null) {
   await check("whoami", "with the credential", async () => {
     const result = await client.callTool({ name: "whoami", arguments: {} });

@@ -8,7 +8,7 @@ gate's rules: what they break happens only when they are called.
 import asyncio
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import ToolException, tool
@@ -76,6 +76,13 @@ def sleep_sync(seconds: float) -> ToolResult:
 
 
 @tool
+def nap_sync(seconds: float) -> ToolResult:
+    """Another sync tool: block the calling thread for ``seconds``, then answer."""
+    time.sleep(seconds)
+    return ToolResult(message=f"napped {seconds:g} s")
+
+
+@tool
 async def sleep_async(seconds: float) -> ToolResult:
     """Sleep for ``seconds`` without blocking, then answer."""
     await asyncio.sleep(seconds)
@@ -92,6 +99,21 @@ class TextResult(ToolResult):
 def lone_surrogate() -> TextResult:
     """Return a string that holds a lone surrogate, which no UTF-8 encoder accepts."""
     return TextResult(message="here it is", text="broken \ud800 text")
+
+
+class LooseResult(ToolResult):
+    """A value of any type, and bytes."""
+
+    anything: NotRequired[Any]
+    blob: NotRequired[bytes]
+
+
+@tool
+def unserializable(kind: Literal["nan", "bytes"]) -> LooseResult:
+    """Return what JSON cannot carry: NaN deep under an ``Any`` key, or bytes not UTF-8."""
+    if kind == "nan":
+        return LooseResult(message="m", anything={"acct-4471-secret": [1.0, float("nan")]})
+    return LooseResult(message="m", blob=b"\xff\xfe acct-4471-secret")
 
 
 class Node(TypedDict):
@@ -216,8 +238,10 @@ TOOLS = [
     raise_sync,
     raise_async,
     sleep_sync,
+    nap_sync,
     sleep_async,
     lone_surrogate,
+    unserializable,
     chain,
     moment,
     scores,

@@ -13,10 +13,13 @@
   session delivers itself cancels the call's task, and the SDK answers it;
 - a verified caller (``MCP_AUTH=oauth``) whose token lacks one of the tool's
   ``scopes`` is answered ``isError: true`` naming the scopes it lacks;
+- a sync call whose tool has every thread it may use held by hung calls answers
+  ``isError: true`` at once, saying the tool is busy (see :mod:`mcp_runtime.tool_threads`);
 - every call logs one line: the tool, the outcome and the duration.
 """
 
 import asyncio
+import functools
 import inspect
 import logging
 import os
@@ -52,7 +55,7 @@ from mcp_runtime.sdk import (
     serving,
     verified_token,
 )
-from mcp_runtime.tool_threads import TOOL_THREADS
+from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError
 from mcp_runtime.tracing import start_call_span
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
@@ -65,11 +68,13 @@ TOOL_REPORTED = (ToolException, SDKToolError)
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How calls are answered: the deadline, error masking, and the deepest result sent."""
+    """How calls are answered: the deadline, error masking, the deepest result sent, and
+    the tool threads a sync tool may hold (None: the pool's share)."""
 
     timeout: float | None = None
     mask_errors: bool = True
     max_depth: int = DEFAULT_MAX_DEPTH
+    max_threads: int | None = None
 
 
 class ToolCaller:
@@ -98,17 +103,26 @@ class ToolCaller:
         return self.tool._to_args_and_kwargs(arguments, None)
 
     async def call(
-        self, arguments: dict[str, Any], parsed: tuple[tuple[Any, ...], dict[str, Any]]
+        self,
+        arguments: dict[str, Any],
+        parsed: tuple[tuple[Any, ...], dict[str, Any]],
+        max_threads: int | None = None,
     ) -> Any:
-        """Call the tool: ``arguments`` as the client sent them, ``parsed`` by :meth:`parse`."""
+        """Call the tool: ``arguments`` as the client sent them, ``parsed`` by :meth:`parse`.
+
+        A sync tool holds at most ``max_threads`` tool threads (None: the pool's share);
+        raises :class:`ToolBusyError` when every one it may use is hung.
+        """
         if self.function is None:
             if self.is_async:
                 return await self.tool.ainvoke(arguments)
-            return await TOOL_THREADS.run(self.tool.name, self.tool.invoke, arguments)
+            invoke = functools.partial(self.tool.invoke, arguments)
+            return await TOOL_THREADS.run(self.tool.name, invoke, limit=max_threads)
         args, kwargs = parsed
         if self.is_async:
             return await self.function(*args, **kwargs)
-        return await TOOL_THREADS.run(self.tool.name, self.function, *args, **kwargs)
+        call = functools.partial(self.function, *args, **kwargs)
+        return await TOOL_THREADS.run(self.tool.name, call, limit=max_threads)
 
 
 class ContractTool(SDKTool):
@@ -173,7 +187,9 @@ class ContractTool(SDKTool):
             anyio.move_on_after(self.policy.timeout) as deadline,
         ):
             try:
-                value = await self.caller.call(arguments, parsed)
+                value = await self.caller.call(arguments, parsed, self.policy.max_threads)
+            except ToolBusyError as exc:
+                return error_result(str(exc)), "busy"
             except UrlElicitationRequiredError:
                 raise
             except BaseException as exc:

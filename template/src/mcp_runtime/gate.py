@@ -13,7 +13,7 @@ import re
 import textwrap
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
@@ -364,6 +364,9 @@ def to_fastmcp(
     if violations or arguments is None or contract is None:
         raise ContractError(violations)
     caller = ToolCaller(tool, frozenset(property_names(arguments.schema)))
+    policy = policy or CallPolicy()
+    if metadata.max_threads is not None:
+        policy = replace(policy, max_threads=metadata.max_threads)
     return ContractTool(
         fn=caller.call,
         name=tool.name,
@@ -374,7 +377,7 @@ def to_fastmcp(
         is_async=True,
         contract=contract,
         caller=caller,
-        policy=policy or CallPolicy(),
+        policy=policy,
         annotations=metadata.annotations(),
         meta=metadata.meta,
         scopes=metadata.scopes,

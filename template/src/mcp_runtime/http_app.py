@@ -121,6 +121,7 @@ def app_from_environment() -> "ServiceApp":
 
 
 def json_rpc_error(code: int, message: str) -> bytes:
+    """A JSON-RPC error answering no request in particular (its id is null)."""
     return json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     ).encode()
@@ -298,49 +299,114 @@ class ServiceApp:
     def _json_problem(self, body: bytes, text: str, modern: bool) -> tuple[int, bytes] | None:
         """The status and error for a body the SDK would mishandle; None if it is fine.
 
-        Refused: JSON nested too deeply, a string with a lone surrogate, and a
-        ``tools/call`` whose params are not shaped as the protocol says (the SDK would
-        answer without saying what is wrong, or repeat the values). Cheap for the
-        common body: it is parsed here only when it has more brackets than the depth
-        limit, something that looks like a surrogate escape, or a ``tools/call``.
+        The body is parsed here (the SDK parses it again) and refused when: it nests
+        too deeply; a string in it holds a lone surrogate; it is a request whose id is
+        neither a string nor an integer, whose ``jsonrpc`` is not "2.0" or whose method
+        is not a string; or it is a ``tools/call`` whose params are not shaped as the
+        protocol says. Without these checks the SDK answers a request as a notification
+        (202, no answer ever), with no id, or repeating the values. The costlier scan
+        for depth and surrogates runs only when the body has more brackets than the
+        depth limit or something that looks like a surrogate escape.
         """
-        deep = body.count(b"[") + body.count(b"{") > self.max_depth
-        suspect = SURROGATE_ESCAPE.search(body) is not None
-        call = b"tools/call" in body
-        if not (deep or suspect or call):
-            return None
-        too_deep = json_rpc_error(
-            -32600,
-            "Invalid request: arrays and objects are nested too deeply; the limit is "
-            f"{self.max_depth} levels",
-        )
         try:
-            value = json.loads(text)
+            message = json.loads(text)
         except RecursionError:
-            return 400, too_deep
+            return Refusal(None, modern).invalid_request(self._too_deep)
         except ValueError:
             return None  # not JSON at all: the SDK answers with its parse error
-        if deep or suspect:
-            depth, lone_surrogate = _scan(value)
+        if not isinstance(message, dict):
+            return None  # a batch or a bare value: the SDK refuses it
+        refusal = Refusal.of(message, modern)
+        if "method" in message and "id" in message and refusal.id is None:
+            kind = _id_kind(message["id"])
+            return refusal.invalid_request(f"`id` must be a string or an integer, not {kind}")
+        deep = body.count(b"[") + body.count(b"{") > self.max_depth
+        if deep or SURROGATE_ESCAPE.search(body) is not None:
+            depth, surrogate, in_key = _scan(message)
             if depth > self.max_depth:
-                return 400, too_deep
-            if lone_surrogate:
-                return 400, json_rpc_error(
-                    -32700,
-                    "Parse error: a string holds a lone UTF-16 surrogate escape (such as "
-                    "\\ud800 without its pair); send valid Unicode",
+                return refusal.invalid_request(self._too_deep)
+            if surrogate is not None:
+                return refusal.lone_surrogate(surrogate, in_key)
+        if "method" in message and refusal.id is not None:
+            if message.get("jsonrpc") != "2.0":
+                return refusal.invalid_request(
+                    f'`jsonrpc` must be "2.0", not {_kind(message.get("jsonrpc"))}'
                 )
-        return _call_problem(value, modern) if call else None
+            if not isinstance(message["method"], str):
+                return refusal.invalid_request(
+                    f"`method` must be a string, not {_kind(message['method'])}"
+                )
+        return _call_problem(message, refusal)
+
+    @property
+    def _too_deep(self) -> str:
+        return f"arrays and objects are nested too deeply; the limit is {self.max_depth} levels"
 
 
-def _call_problem(message: object, modern: bool) -> tuple[int, bytes] | None:
+class Refusal:
+    """The JSON-RPC error answering one request, and its HTTP status.
+
+    The error carries the request's id when it has a usable one (a string or an
+    integer), so the client can match it to its request: then it is answered 200 in
+    the ``initialize`` era, and 400 from 2026-07-28 (that revision gives these errors
+    an HTTP status of their own). Without a usable id, the error's id is null, with 400.
+    """
+
+    def __init__(self, request_id: str | int | None, modern: bool) -> None:
+        self.id = request_id
+        self.status = 200 if request_id is not None and not modern else 400
+
+    @classmethod
+    def of(cls, message: dict[str, object], modern: bool) -> "Refusal":
+        """The refusal of ``message``: with its id if it is a request with a usable one."""
+        request_id = message.get("id") if "method" in message else None
+        usable = isinstance(request_id, str | int) and _usable_id(request_id)
+        return cls(request_id if usable else None, modern)  # type: ignore[arg-type]
+
+    def answer(self, code: int, message: str) -> tuple[int, bytes]:
+        error = {"code": code, "message": message}
+        return self.status, json.dumps({"jsonrpc": "2.0", "id": self.id, "error": error}).encode()
+
+    def invalid_request(self, problem: str) -> tuple[int, bytes]:
+        return self.answer(-32600, f"Invalid request: {problem}")
+
+    def lone_surrogate(self, path: tuple[str, ...], in_key: bool) -> tuple[int, bytes]:
+        """The error for a lone surrogate at ``path``: in a value there, or in a key of it."""
+        problem = (
+            "a lone UTF-16 surrogate escape (such as \\ud800 without its pair); send valid Unicode"
+        )
+        params = path[:1] == ("params",)
+        shown = ".".join(path[1:] if params and len(path) > 1 else path)
+        if in_key:
+            place = f"a key in `{shown}` holds" if shown else "a key holds"
+        else:
+            place = f"`{shown}` holds"
+        if params:
+            return self.answer(-32602, f"Invalid params: {place} {problem}")
+        return self.invalid_request(f"{place} {problem}")
+
+
+def _usable_id(value: object) -> bool:
+    """Whether ``value`` is an id the protocol allows: a string or an integer (not null)."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.search(value) is None
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _id_kind(value: object) -> str:
+    if isinstance(value, float):
+        return "a number with a fraction or an exponent"
+    if isinstance(value, str):
+        return "a string holding a lone UTF-16 surrogate escape"
+    return "null" if value is None else _kind(value)
+
+
+def _call_problem(message: dict[str, object], refusal: Refusal) -> tuple[int, bytes] | None:
     """A JSON-RPC error for a ``tools/call`` request whose params are malformed; else None.
 
-    It names the field and the JSON type found, never a value. A request with a
-    usable id is answered as a JSON-RPC response to it (200; 400 from 2026-07-28, as
-    that revision maps invalid params), any other with 400.
+    It names the field and the JSON type found, never a value.
     """
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
+    if message.get("method") != "tools/call":
         return None
     params = message.get("params")
     if not isinstance(params, dict):
@@ -354,11 +420,7 @@ def _call_problem(message: object, modern: bool) -> tuple[int, bytes] | None:
         )
     else:
         return None
-    request_id = message.get("id")
-    usable = isinstance(request_id, str | int) and not isinstance(request_id, bool)
-    error = {"code": -32602, "message": f"Invalid params of tools/call: {problem}"}
-    answer = {"jsonrpc": "2.0", "id": request_id if usable else None, "error": error}
-    return (200 if usable and not modern else 400), json.dumps(answer).encode()
+    return refusal.answer(-32602, f"Invalid params of tools/call: {problem}")
 
 
 def _cancel_call(body: bytes, owner: Owner) -> None:
@@ -389,23 +451,33 @@ def _kind(value: object) -> str:
     return next((word for cls, word in kinds.items() if isinstance(value, cls)), "a number")
 
 
-def _scan(value: object) -> tuple[int, bool]:
-    """How deeply ``value`` nests arrays and objects, and whether a string has a lone surrogate."""
+def _scan(value: object) -> tuple[int, tuple[str, ...] | None, bool]:
+    """How deeply ``value`` nests arrays and objects; the path to the first lone surrogate
+    (None if there is none), and whether it is in a key of what that path leads to.
+
+    A path names keys (``*`` for one longer than 64 characters or holding a lone
+    surrogate itself) and list indices.
+    """
     depth = 0
-    lone = False
-    pending: list[tuple[object, int]] = [(value, 1)]
+    found: tuple[str, ...] | None = None
+    in_key = False
+    pending: list[tuple[object, tuple[str, ...]]] = [(value, ())]
     while pending:
-        item, level = pending.pop()
+        item, path = pending.pop()
         if isinstance(item, dict):
-            depth = max(depth, level)
-            lone = lone or any(LONE_SURROGATE.search(key) for key in item)
-            pending.extend((child, level + 1) for child in item.values())
+            depth = max(depth, len(path) + 1)
+            for key, child in reversed(item.items()):
+                bad_key = LONE_SURROGATE.search(key) is not None
+                if bad_key and found is None:
+                    found, in_key = path, True
+                step = "*" if bad_key or len(key) > 64 else key
+                pending.append((child, (*path, step)))
         elif isinstance(item, list):
-            depth = max(depth, level)
-            pending.extend((child, level + 1) for child in item)
-        elif isinstance(item, str):
-            lone = lone or LONE_SURROGATE.search(item) is not None
-    return depth, lone
+            depth = max(depth, len(path) + 1)
+            pending.extend((child, (*path, str(i))) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, str) and found is None and LONE_SURROGATE.search(item):
+            found = path
+    return depth, found, in_key
 
 
 async def respond(send: Send, status: int, payload: dict[str, object]) -> None:

@@ -5,7 +5,10 @@ values never are):
 
 - ``mcp_tool_calls_total{tool,outcome}``: calls that have ended;
 - ``mcp_tool_call_duration_seconds{tool,outcome}``: how long they took (a histogram);
-- ``mcp_tool_calls_in_flight{tool}``: calls running now.
+- ``mcp_tool_calls_in_flight{tool}``: calls running now;
+- ``mcp_tool_threads_running{tool}``: worker threads running a sync tool now, those
+  whose call has ended included (a tool at its share of the threads, see
+  ``MCP_TOOL_THREADS_PER_TOOL``, answers its calls ``busy``).
 
 With several worker processes, ``serve`` sets ``PROMETHEUS_MULTIPROC_DIR`` before the
 workers start: each worker writes its figures there, and a scrape of any worker merges
@@ -56,6 +59,12 @@ IN_FLIGHT = Gauge(
     ["tool"],
     multiprocess_mode="livesum",
 )
+THREADS_RUNNING = Gauge(
+    "mcp_tool_threads_running",
+    "Worker threads running a sync tool now, by tool, those whose call has ended included.",
+    ["tool"],
+    multiprocess_mode="livesum",
+)
 
 
 class CallMetrics:
@@ -67,6 +76,7 @@ class CallMetrics:
     def __init__(self) -> None:
         self.enabled = True
         self._in_flight: dict[str, Gauge] = {}
+        self._threads: dict[str, Gauge] = {}
         self._ended: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     def started(self, tool: str) -> None:
@@ -94,6 +104,15 @@ class CallMetrics:
         gauge = self._in_flight.get(tool)
         if gauge is not None:
             gauge.dec()
+
+    def threads_running(self, tool: str, change: int) -> None:
+        """``change`` more (or fewer) worker threads run ``tool``; from any thread."""
+        if not self.enabled:
+            return
+        gauge = self._threads.get(tool)
+        if gauge is None:
+            gauge = self._threads.setdefault(tool, THREADS_RUNNING.labels(tool))
+        gauge.inc(change)
 
 
 CALL_METRICS = CallMetrics()

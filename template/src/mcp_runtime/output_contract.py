@@ -8,15 +8,17 @@ against the annotation before it is sent; undeclared keys are dropped, and a val
 that breaks the annotation answers ``isError`` without it.
 """
 
+import dataclasses
 import json
 import logging
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import ConfigDict, TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 from typing_extensions import TypeAliasType
 
 from mcp_runtime.tool_result import ToolError
@@ -32,6 +34,7 @@ __all__ = [
     "property_names",
     "schema_depth",
     "time_types_without_offset",
+    "unserializable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -106,11 +109,13 @@ class OutputContract:
         is_tool_error = self.allows_tool_error and isinstance(value, dict) and "error" in value
         adapter = ERROR_ADAPTER if is_tool_error else self.result
         try:
-            payload = adapter.dump_python(adapter.validate_python(value, strict=True), mode="json")
+            validated = adapter.validate_python(value, strict=True)
         except ValidationError as exc:
             return self._violation(describe_validation_error(exc, self.key_names))
+        try:
+            payload = adapter.dump_python(validated, mode="json")
         except (PydanticSerializationError, ValueError, TypeError, RecursionError) as exc:
-            return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
+            return self._violation(self._unserializable(validated, exc))
         if (self.depth is None or self.depth > max_depth) and deeper_than(payload, max_depth):
             return self._violation(
                 f"the result is nested deeper than {max_depth} levels of objects and arrays"
@@ -118,17 +123,21 @@ class OutputContract:
         try:
             text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
             text.encode("utf-8")
-        except UnicodeEncodeError:
-            return self._violation(
-                "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
-            )
-        except (ValueError, TypeError, RecursionError) as exc:
-            return self._violation(f"a value cannot be serialized as JSON ({type(exc).__name__})")
+        except (ValueError, TypeError, RecursionError) as exc:  # UnicodeEncodeError included
+            return self._violation(self._unserializable(payload, exc))
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structuredContent=payload,
             isError=is_tool_error,
         )
+
+    def _unserializable(self, value: object, exc: BaseException) -> str:
+        """Where in ``value`` a value has no JSON form, and what it is, never the value."""
+        found = unserializable(value, self.key_names)
+        if found is None:
+            return f"a value cannot be serialized as JSON ({type(exc).__name__})"
+        path, problem = found
+        return f"{path or '(the result)'}: {problem}"
 
     def _violation(self, problems: str) -> CallToolResult:
         message = (
@@ -155,6 +164,72 @@ def describe_validation_error(exc: ValidationError, key_names: frozenset[str]) -
         path = ".".join(part if part in key_names else "*" for part in map(str, error["loc"]))
         problems.append(f"{path or '(the result)'}: {error['msg']}")
     return "; ".join(problems)
+
+
+def unserializable(value: object, key_names: frozenset[str]) -> tuple[str, str] | None:
+    """The key path to the first value in ``value`` that has no JSON form, and what it is.
+
+    The path names declared keys only (``key_names``); other keys and list indices
+    show as ``*``. None when every value has a JSON form.
+    """
+    pending: list[tuple[object, tuple[str, ...], frozenset[int]]] = [(value, (), frozenset())]
+    while pending:
+        item, path, outer = pending.pop()
+        children = _children(item, key_names)
+        if children is not None:
+            if id(item) in outer:
+                return ".".join(path), "a value that contains itself"
+            inner = outer | {id(item)}
+            pending.extend((child, (*path, step), inner) for step, child in reversed(children))
+            continue
+        problem = _leaf_problem(item)
+        if problem is not None:
+            return ".".join(path), problem
+    return None
+
+
+def _children(item: object, key_names: frozenset[str]) -> list[tuple[str, object]] | None:
+    """The named parts of a container (a dict, list, model or dataclass); None for a leaf."""
+    if isinstance(item, dict):
+        return [(key if key in key_names else "*", child) for key, child in item.items()]
+    if isinstance(item, list | tuple | set | frozenset):
+        return [("*", child) for child in item]
+    if isinstance(item, BaseModel):
+        return [
+            (name if name in key_names else "*", getattr(item, name, None))
+            for name in type(item).model_fields
+        ]
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return [
+            (part.name if part.name in key_names else "*", getattr(item, part.name, None))
+            for part in dataclasses.fields(item)
+        ]
+    return None
+
+
+def _leaf_problem(item: object) -> str | None:
+    """Why a single value has no JSON form; None when it has one."""
+    if isinstance(item, float):
+        return None if math.isfinite(item) else "NaN or infinity, which JSON cannot carry"
+    if isinstance(item, bytes | bytearray):
+        try:
+            bytes(item).decode("utf-8")
+        except UnicodeDecodeError:
+            return "bytes that are not UTF-8 text"
+        return None
+    if isinstance(item, str):
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
+        return None
+    if item is None or isinstance(item, bool | int):
+        return None
+    try:
+        to_jsonable_python(item)
+    except (PydanticSerializationError, ValueError, TypeError, RecursionError):
+        return f"a value of type {type(item).__name__}, which has no JSON form"
+    return None
 
 
 def time_types_without_offset(adapter: TypeAdapter[Any]) -> set[str]:

@@ -69,7 +69,7 @@ def create_server(
         max_depth=settings.max_json_depth,
     )
     tools = convert_toolsets(toolsets, violations=violations, policy=policy)
-    TOOL_THREADS.resize(settings.tool_threads)
+    TOOL_THREADS.resize(settings.tool_threads, settings.tool_threads_per_tool)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     server = MCPServer(
         name,

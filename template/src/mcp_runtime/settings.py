@@ -88,6 +88,14 @@ class ServiceSettings(BaseSettings):
     tool_threads: int = Field(
         40, ge=1, le=1024, description="worker threads for sync tools (a hung tool keeps one)"
     )
+    tool_threads_per_tool: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="threads one sync tool may hold at once (default: half of MCP_TOOL_THREADS; "
+        "a tool's own max_threads declaration overrides it); a tool whose threads are all held "
+        "by calls that outlived their deadline answers busy at once",
+    )
     shutdown_grace: float = Field(
         30.0,
         ge=0,
@@ -252,6 +260,13 @@ def load_settings(**overrides: object) -> ServiceSettings:
             name = "MCP_" + "_".join(str(part) for part in error["loc"][:1]).upper()
             problems.append(f"{name}: {error['msg']}")
         raise SettingsError("bad setting " + "; ".join(problems)) from None
+    per_tool = settings.tool_threads_per_tool
+    if per_tool is not None and per_tool > settings.tool_threads:
+        raise SettingsError(
+            f"bad setting MCP_TOOL_THREADS_PER_TOOL={per_tool}: a tool cannot hold more than "
+            f"the MCP_TOOL_THREADS={settings.tool_threads} threads there are; set it to at most "
+            f"{settings.tool_threads}, or raise MCP_TOOL_THREADS"
+        )
     if not settings.loopback and not settings.allowed_hosts:
         raise SettingsError(
             f"bad setting MCP_ALLOWED_HOSTS: binding to {settings.host} needs the list of Host "

@@ -11,6 +11,8 @@ hand (``my_tool.metadata = {"mcp": {"read_only": True}}``). Every key is optiona
   idempotent, open world), except that a read-only tool is by default not
   destructive and idempotent;
 - ``scopes``: the OAuth scopes a caller's token must hold to call the tool;
+- ``max_threads``: the tool threads a sync tool may hold at once, instead of the
+  service's ``MCP_TOOL_THREADS_PER_TOOL`` (at most ``MCP_TOOL_THREADS``);
 - ``meta``: JSON served as the tool's ``_meta``.
 
 :func:`read_declaration` reads a declaration into :class:`ToolMetadata`, with every
@@ -30,7 +32,7 @@ __all__ = ["METADATA_KEY", "ToolMetadata", "read_declaration", "title_of", "tool
 
 METADATA_KEY = "mcp"
 HINTS = ("read_only", "destructive", "idempotent", "open_world")
-KEYS = ("title", *HINTS, "scopes", "meta")
+KEYS = ("title", *HINTS, "scopes", "max_threads", "meta")
 # RFC 6749, section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 # The MCP specification's `_meta` key: an optional prefix of dot-separated labels and a
@@ -54,6 +56,7 @@ class ToolMetadata:
     idempotent: bool = False
     open_world: bool = True
     scopes: tuple[str, ...] = ()
+    max_threads: int | None = None
     meta: dict[str, Any] | None = None
 
     def annotations(self) -> ToolAnnotations:
@@ -74,9 +77,10 @@ def tool_metadata(
     idempotent: bool | None = None,
     open_world: bool | None = None,
     scopes: Sequence[str] | None = None,
+    max_threads: int | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[ToolT], ToolT]:
-    """Declare a tool's title, hints, scopes and ``_meta``; use it above ``@tool``.
+    """Declare a tool's title, hints, scopes, thread limit and ``_meta``; use it above ``@tool``.
 
     Records the arguments given in the tool's ``metadata["mcp"]``; the gate checks them.
     """
@@ -87,6 +91,7 @@ def tool_metadata(
         "idempotent": idempotent,
         "open_world": open_world,
         "scopes": scopes,
+        "max_threads": max_threads,
         "meta": meta,
     }
     declaration = {key: value for key, value in given.items() if value is not None}
@@ -150,6 +155,18 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         )
     scopes, found = _scopes(declared.get("scopes", ()))
     problems += found
+    max_threads = declared.get("max_threads")
+    whole = isinstance(max_threads, int) and not isinstance(max_threads, bool)
+    if max_threads is not None and not (whole and max_threads >= 1):
+        kind = f"{max_threads}" if whole else _kind(max_threads)
+        problems.append(
+            (
+                f"`max_threads` is {kind}, not a whole number of threads of at least 1",
+                "declare max_threads=4, say, or leave it out for the service's "
+                "MCP_TOOL_THREADS_PER_TOOL",
+            )
+        )
+        max_threads = None
     meta, found = _meta(declared.get("meta"))
     problems += found
     metadata = ToolMetadata(
@@ -159,6 +176,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         idempotent=_default(hints["idempotent"], read_only),
         open_world=_default(hints["open_world"], True),
         scopes=scopes,
+        max_threads=max_threads,
         meta=meta,
     )
     return metadata, problems

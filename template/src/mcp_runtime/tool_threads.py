@@ -1,12 +1,19 @@
-"""The worker threads that run sync tools.
+"""The worker threads that run sync tools, with a share of them for each tool.
 
 A sync tool runs in one of at most ``size`` threads, with the context of the call
 (so it reads the request's headers). When its call ends first (timeout, shutdown,
-the client left), the call answers at once and the thread is abandoned: it keeps
-its place in the pool until the function really returns, because Python cannot
-stop a thread. So a hung tool is counted (:attr:`ToolThreads.busy`), logged, and
-reported by ``/readyz`` once every thread is taken (:attr:`ToolThreads.exhausted`);
-calls that find the pool full wait for a thread within their own deadline.
+the client left), the call answers at once and the thread is *hung*: it keeps its
+place until the function really returns, because Python cannot stop a thread. So a
+hung tool is counted (:attr:`ToolThreads.busy`), logged, and reported by ``/readyz``
+once every thread is taken (:attr:`ToolThreads.exhausted`).
+
+Bulkheads: each tool runs in at most its share of the threads (``limit`` of
+:meth:`ToolThreads.run`; by default :attr:`ToolThreads.share`, half the pool), so one
+tool hung at its share leaves the other threads to every other tool. A call beyond
+its tool's share, or finding every thread taken, waits for a thread within its own
+deadline; a call whose tool has every thread of its share hung (or that finds every
+thread of the pool hung) is refused at once with :class:`ToolBusyError`, and so are
+the calls already waiting when that happens.
 
 Threads are daemons: a hung tool never keeps the process from exiting.
 """
@@ -14,21 +21,35 @@ Threads are daemons: a hung tool never keeps the process from exiting.
 import asyncio
 import contextlib
 import contextvars
-import functools
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TOOL_THREADS", "ToolThreads"]
+from mcp_runtime.metrics import CALL_METRICS
+
+__all__ = ["TOOL_THREADS", "ToolBusyError", "ToolThreads"]
 
 logger = logging.getLogger(__name__)
 
 
+class ToolBusyError(Exception):
+    """A sync call refused at once: the threads it may use are all held by hung calls."""
+
+
 @dataclass
+class _Share:
+    """One tool's part of the pool."""
+
+    limit: int
+    running: int = 0  # threads running the tool now, hung ones included
+    hung: int = 0  # of those, threads whose call has ended
+
+
+@dataclass(eq=False)
 class _Job:
     name: str
     function: Callable[[], Any]
@@ -42,20 +63,23 @@ class _Job:
 
 
 class ToolThreads:
-    """A pool of daemon threads for sync tools, counting each thread until it is free."""
+    """A pool of daemon threads for sync tools, each tool held to its share of them."""
 
-    def __init__(self, size: int = 40) -> None:
+    def __init__(self, size: int = 40, share: int | None = None) -> None:
         self.size = size
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.share = share if share is not None else default_share(size)
         self._lock = threading.Lock()
+        self._wakeup = threading.Condition(self._lock)
+        self._pending: deque[_Job] = deque()  # waiting for a thread, in arrival order
+        self._shares: dict[str, _Share] = {}
         self._threads = 0
-        self._idle = 0
-        self._queued = 0
+        self._idle = 0  # threads waiting for a job and not yet woken for one
         self._busy = 0
+        self._hung = 0
 
     @property
     def busy(self) -> int:
-        """Threads running a tool now, abandoned ones included."""
+        """Threads running a tool now, hung ones included."""
         return self._busy
 
     @property
@@ -63,43 +87,32 @@ class ToolThreads:
         """Whether every thread is taken, so a new sync call must wait."""
         return self._busy >= self.size
 
-    def resize(self, size: int) -> None:
-        """Allow ``size`` threads from now on (threads already started stay)."""
-        self.size = size
+    def running(self, name: str) -> int:
+        """Threads running the tool ``name`` now, hung ones included."""
+        share = self._shares.get(name)
+        return 0 if share is None else share.running
 
-    async def run(
-        self, name: str, function: Callable[..., Any], /, *args: Any, **kwargs: Any
-    ) -> Any:
-        """``function(*args, **kwargs)`` in a worker thread; abandon the thread if the call ends."""
+    def resize(self, size: int, share: int | None = None) -> None:
+        """Allow ``size`` threads from now on, ``share`` of them (default: half) per tool.
+
+        Threads already started stay.
+        """
+        self.size = size
+        self.share = share if share is not None else default_share(size)
+
+    async def run(self, name: str, function: Callable[[], Any], *, limit: int | None = None) -> Any:
+        """``function()`` in a worker thread, the tool ``name`` holding at most ``limit`` threads.
+
+        ``limit`` defaults to :attr:`share`. Raises :class:`ToolBusyError` when every
+        thread the call may use is hung. The thread is abandoned if the call ends first.
+        """
         loop = asyncio.get_running_loop()
-        job = _Job(
-            name=name,
-            function=functools.partial(function, *args, **kwargs),
-            context=contextvars.copy_context(),
-            loop=loop,
-            future=loop.create_future(),
-        )
-        self._submit(job)
+        job = _Job(name, function, contextvars.copy_context(), loop, loop.create_future())
+        self._submit(job, min(limit or self.share, self.size))
         try:
             ok, value = await job.future
         except BaseException:
-            with self._lock:
-                job.abandoned = not job.finished
-                running = job.running and job.abandoned
-            if running:
-                logger.info(
-                    "tool %s is still running after its call ended: its thread stays taken "
-                    "until the function returns (%d of %d threads busy)",
-                    name,
-                    self._busy,
-                    self.size,
-                )
-                if self.exhausted:
-                    logger.warning(
-                        "all %d tool threads are taken by sync tools still running: new sync "
-                        "calls wait for one to return (readiness answers 503 meanwhile)",
-                        self.size,
-                    )
+            self._abandon(job)
             raise
         if not ok:
             # Raised here rather than carried by the future: a GeneratorExit coming out
@@ -107,45 +120,81 @@ class ToolThreads:
             raise value
         return value
 
-    def _submit(self, job: _Job) -> None:
-        # Every job put on the queue is taken by exactly one thread: an idle one
-        # (claimed here), or the next one to finish (when the pool is full).
+    def _submit(self, job: _Job, limit: int) -> None:
         with self._lock:
+            share = self._shares.get(job.name)
+            if share is None:
+                share = self._shares[job.name] = _Share(limit)
+            share.limit = limit
+            refusal = self._refusal(job.name, share)
+            if refusal is not None:
+                raise ToolBusyError(refusal)
+            self._pending.append(job)
+            if share.running >= share.limit:
+                return  # it waits for one of its tool's threads to come free
             if self._idle:
-                self._idle -= 1
+                self._idle -= 1  # that thread is claimed: it takes a job when it wakes
+                self._wakeup.notify()
             elif self._threads < self.size:
                 self._threads += 1
-                threading.Thread(
-                    target=self._work, args=(job,), name="mcp-tool", daemon=True
-                ).start()
-                return
+                threading.Thread(target=self._work, name="mcp-tool", daemon=True).start()
+
+    def _refusal(self, name: str, share: _Share) -> str | None:
+        """Why a call of ``name`` cannot wait for a thread; None when it can. Under the lock."""
+        if share.hung >= share.limit:
+            if share.limit == 1:
+                held = "the one thread it may use is held by an earlier call that has"
             else:
-                self._queued += 1
-        self._jobs.put(job)
+                held = (
+                    f"all {share.limit} of the threads it may use are held by earlier calls "
+                    "that have"
+                )
+            return f"Tool '{name}' is busy: {held} not returned. Try again later."
+        if self._hung >= self.size:
+            return (
+                f"Tool '{name}' is busy: all {self.size} tool threads of the service are held "
+                "by earlier calls that have not returned. Try again later."
+            )
+        return None
 
-    def _work(self, job: _Job) -> None:
+    def _next_job(self) -> _Job | None:
+        """The first waiting job whose tool has room, taken off the queue. Under the lock."""
+        for job in self._pending:
+            if self._shares[job.name].running < self._shares[job.name].limit:
+                self._pending.remove(job)
+                return job
+        return None
+
+    def _work(self) -> None:
         while True:
-            self._run(job)
             with self._lock:
-                if self._queued:
-                    self._queued -= 1
-                else:
+                job = self._next_job()
+                while job is None:
                     self._idle += 1
-            job = self._jobs.get()
+                    self._wakeup.wait()
+                    job = self._next_job()
+                share = self._shares[job.name]
+                share.running += 1
+                self._busy += 1
+                job.running = True
+            CALL_METRICS.threads_running(job.name, 1)
+            self._run(job, share)
 
-    def _run(self, job: _Job) -> None:
-        with self._lock:
-            if job.abandoned:
-                return
-            job.running = True
-            self._busy += 1
+    def _run(self, job: _Job, share: _Share) -> None:
         try:
             outcome: tuple[bool, Any] = (True, job.context.run(job.function))
         except BaseException as exc:  # the call decides what any exception means
             outcome = (False, exc)
         with self._lock:
             job.finished = True
-        if job.abandoned:
+            share.running -= 1
+            self._busy -= 1
+            hung = job.abandoned
+            if hung:
+                share.hung -= 1
+                self._hung -= 1
+        CALL_METRICS.threads_running(job.name, -1)
+        if hung:
             logger.info(
                 "tool %s returned after its call had ended (%.1f s after it was called); "
                 "its thread is free again",
@@ -156,8 +205,59 @@ class ToolThreads:
             # RuntimeError: the event loop has closed, and nobody waits for this answer.
             with contextlib.suppress(RuntimeError):
                 job.loop.call_soon_threadsafe(_settle, job.future, *outcome)
+
+    def _abandon(self, job: _Job) -> None:
+        """The call of ``job`` has ended without its answer: let its thread go when it returns."""
         with self._lock:
-            self._busy -= 1
+            if job.finished or job.abandoned:
+                return
+            job.abandoned = True
+            if not job.running:
+                with contextlib.suppress(ValueError):  # refused while it waited
+                    self._pending.remove(job)
+                return
+            share = self._shares[job.name]
+            share.hung += 1
+            self._hung += 1
+            refused = self._refuse_waiting()
+        logger.info(
+            "tool %s is still running after its call ended: its thread stays taken until the "
+            "function returns (%d of %d threads busy)",
+            job.name,
+            self._busy,
+            self.size,
+        )
+        if share.hung == share.limit:
+            logger.warning(
+                "tool %s holds all %d of its threads with calls that have ended and not "
+                "returned: its calls answer that it is busy until one returns",
+                job.name,
+                share.limit,
+            )
+        if self.exhausted:
+            logger.warning(
+                "all %d tool threads are taken by sync tools still running: readiness "
+                "answers 503 until one returns",
+                self.size,
+            )
+        for waiting, reason in refused:
+            waiting.loop.call_soon_threadsafe(_settle, waiting.future, False, ToolBusyError(reason))
+
+    def _refuse_waiting(self) -> list[tuple[_Job, str]]:
+        """Take off the queue each waiting job that can no longer get a thread. Under the lock."""
+        refused = []
+        for waiting in list(self._pending):
+            reason = self._refusal(waiting.name, self._shares[waiting.name])
+            if reason is not None:
+                self._pending.remove(waiting)
+                waiting.abandoned = True
+                refused.append((waiting, reason))
+        return refused
+
+
+def default_share(size: int) -> int:
+    """The threads one tool may hold by default: half the pool, at least one."""
+    return max(1, size // 2)
 
 
 def _settle(future: "asyncio.Future[tuple[bool, Any]]", ok: bool, value: Any) -> None:

@@ -12,6 +12,14 @@ from mcp_runtime.testing import serve_http
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+LEGACY = "2025-06-18"
+MODERN = "2026-07-28"
+ERAS = [LEGACY, MODERN]
+
+
+def status_for(era: str) -> int:
+    """The HTTP status of an error answering a request by its id: its own from 2026-07-28."""
+    return 200 if era == LEGACY else 400
 
 
 class RawSession:
@@ -28,7 +36,7 @@ class RawSession:
             json=self.request(
                 "initialize",
                 {
-                    "protocolVersion": "2025-06-18",
+                    "protocolVersion": LEGACY,
                     "capabilities": {},
                     "clientInfo": {"name": "bad-input", "version": "1"},
                 },
@@ -37,7 +45,7 @@ class RawSession:
         assert response.status_code == 200, response.text
         if "mcp-session-id" in response.headers:  # stateful serving (MCP_STATELESS=false)
             self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
-        self.headers["mcp-protocol-version"] = "2025-06-18"
+        self.headers["mcp-protocol-version"] = LEGACY
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         assert self.http.post(url, headers=self.headers, json=initialized).status_code == 202
 
@@ -45,9 +53,11 @@ class RawSession:
         self.next_id += 1
         return {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
 
-    def send(self, body: bytes) -> tuple[int, dict[str, Any]]:
-        """POST ``body``; the status and the one JSON-RPC message answered."""
-        response = self.http.post(self.url, headers=self.headers, content=body)
+    def send(self, body: bytes, era: str = LEGACY) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` as a client of ``era`` sends it; the status and the one JSON-RPC
+        message answered."""
+        headers = self.headers if era == LEGACY else {**HEADERS, "mcp-protocol-version": era}
+        response = self.http.post(self.url, headers=headers, content=body)
         text = response.text
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
@@ -104,20 +114,74 @@ def test_body_that_is_not_utf8_is_a_parse_error(session: RawSession, body: bytes
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "problem"),
     [
-        {"id": 1, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 1, "method": 5},
-        {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
-        [1, 2],
-        "just a string",
+        ({"id": 1, "method": "tools/list"}, '`jsonrpc` must be "2.0", not null (or missing)'),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, "`method` must be a string, not a number"),
+        (
+            {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
+            '`jsonrpc` must be "2.0", not a string',
+        ),
     ],
-    ids=["no-jsonrpc", "method-not-a-string", "wrong-version", "array", "string"],
+    ids=["no-jsonrpc", "method-not-a-string", "wrong-version"],
 )
-def test_wrong_json_rpc_shape_is_refused(session: RawSession, body: object) -> None:
+@pytest.mark.parametrize("era", ERAS)
+def test_a_request_of_the_wrong_shape_is_answered_with_its_id(
+    session: RawSession, body: dict[str, Any], problem: str, era: str
+) -> None:
+    status, message = session.send(json.dumps(body).encode(), era)
+    assert (status, message) == (
+        status_for(era),
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32600, "message": f"Invalid request: {problem}"},
+        },
+    )
+    session.still_answers()
+
+
+@pytest.mark.parametrize("body", [[1, 2], "just a string"], ids=["array", "string"])
+def test_a_body_that_is_no_message_is_refused(session: RawSession, body: object) -> None:
     status, message = session.send(json.dumps(body).encode())
     assert status == 400
+    assert message["id"] is None
     assert message["error"]["message"].startswith("Validation error")
+    session.still_answers()
+
+
+@pytest.mark.parametrize(
+    ("request_id", "kind"),
+    [
+        (None, "null"),
+        (1.5, "a number with a fraction or an exponent"),
+        (1.0, "a number with a fraction or an exponent"),
+        (True, "a boolean"),
+        ({"n": 1}, "an object"),
+        ([1], "an array"),
+        ("\ud800", "a string holding a lone UTF-16 surrogate escape"),
+    ],
+    ids=["null", "fraction", "one-point-zero", "boolean", "object", "array", "lone-surrogate"],
+)
+@pytest.mark.parametrize("method", ["tools/list", "tools/call"])
+@pytest.mark.parametrize("era", ERAS)
+def test_a_request_whose_id_the_protocol_forbids_is_an_invalid_request(
+    session: RawSession, request_id: object, kind: str, method: str, era: str
+) -> None:
+    params = {"name": "hello", "arguments": {"name": "Ada"}} if method == "tools/call" else {}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    # json.dumps sends a lone surrogate as its escape, such as \ud800.
+    assert session.send(json.dumps(body).encode(), era) == (
+        400,
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32600,
+                "message": f"Invalid request: `id` must be a string or an integer, not {kind}",
+            },
+        },
+    )
     session.still_answers()
 
 
@@ -186,13 +250,19 @@ def test_a_malformed_call_says_which_field_is_wrong_without_its_value(
 
 
 def test_a_malformed_call_without_a_usable_id_is_a_bad_request(session: RawSession) -> None:
-    request = {"jsonrpc": "2.0", "id": [1], "method": "tools/call", "params": "hunter2"}
+    request = {"jsonrpc": "2.0", "method": "tools/call", "params": "hunter2"}
     status, message = session.send(json.dumps(request).encode())
-    assert status == 400
-    assert message["id"] is None
-    assert message["error"]["message"] == (
-        "Invalid params of tools/call: `params` must be an object with `name` and `arguments`, "
-        "not a string"
+    assert (status, message) == (
+        400,
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32602,
+                "message": "Invalid params of tools/call: `params` must be an object with `name` "
+                "and `arguments`, not a string",
+            },
+        },
     )
 
 
@@ -226,22 +296,27 @@ def call_with_arguments(session: RawSession, arguments: str) -> bytes:
     ).encode()
 
 
-TOO_DEEP = {
-    "jsonrpc": "2.0",
-    "id": None,
-    "error": {
-        "code": -32600,
-        "message": "Invalid request: arrays and objects are nested too deeply; the limit is "
-        "64 levels",
-    },
-}
+def too_deep(request_id: int | None) -> dict[str, Any]:
+    message = "Invalid request: arrays and objects are nested too deeply; the limit is 64 levels"
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": message}}
 
 
-@pytest.mark.parametrize("arrays", [62, 1_000, 100_000])
-def test_json_nested_deeper_than_the_limit_is_refused(session: RawSession, arrays: int) -> None:
+@pytest.mark.parametrize("arrays", [62, 900])
+@pytest.mark.parametrize("era", ERAS)
+def test_json_nested_deeper_than_the_limit_is_refused(
+    session: RawSession, arrays: int, era: str
+) -> None:
     # The call's own objects nest 3 deep: the name's arrays take it past MCP_MAX_JSON_DEPTH (64).
     name = "[" * arrays + "]" * arrays
-    assert session.send(call_with_arguments(session, f'{{"name": {name}}}')) == (400, TOO_DEEP)
+    body = call_with_arguments(session, f'{{"name": {name}}}')
+    assert session.send(body, era) == (status_for(era), too_deep(session.next_id))
+    session.still_answers()
+
+
+def test_json_too_deep_to_read_its_id_is_refused_without_one(session: RawSession) -> None:
+    name = "[" * 100_000 + "]" * 100_000
+    body = call_with_arguments(session, f'{{"name": {name}}}')
+    assert session.send(body) == (400, too_deep(None))
     session.still_answers()
 
 
@@ -254,29 +329,62 @@ def test_json_nested_as_deep_as_the_limit_reaches_the_tool(session: RawSession) 
     )
 
 
+SURROGATE = "a lone UTF-16 surrogate escape (such as \\ud800 without its pair); send valid Unicode"
+
+
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "place"),
     [
-        r'{"name": "\ud800"}',
-        r'{"name": "\uDFFF"}',
-        r'{"name": "a\udc00\ud800b"}',
-        r'{"name": "\ud83cA"}',
-        r'{"name": "Ada", "\ud800": 1}',
+        (r'{"name": "\ud800"}', "`arguments.name` holds"),
+        (r'{"name": "\uDFFF"}', "`arguments.name` holds"),
+        (r'{"name": "a\udc00\ud800b"}', "`arguments.name` holds"),
+        (r'{"name": "\ud83cA"}', "`arguments.name` holds"),
+        (r'{"name": "Ada", "\ud800": 1}', "a key in `arguments` holds"),
+        (r'{"name": "Ada", "tags": [["x", "\udfff"]]}', "`arguments.tags.0.1` holds"),
     ],
-    ids=["high", "low", "reversed-pair", "high-then-letter", "in-a-key"],
+    ids=["high", "low", "reversed-pair", "high-then-letter", "in-a-key", "in-a-list"],
 )
-def test_a_lone_surrogate_escape_is_a_parse_error(session: RawSession, arguments: str) -> None:
-    assert session.send(call_with_arguments(session, arguments)) == (
-        400,
+@pytest.mark.parametrize("era", ERAS)
+def test_a_lone_surrogate_escape_is_answered_with_the_requests_id(
+    session: RawSession, arguments: str, place: str, era: str
+) -> None:
+    body = call_with_arguments(session, arguments)
+    assert session.send(body, era) == (
+        status_for(era),
         {
             "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32700,
-                "message": "Parse error: a string holds a lone UTF-16 surrogate escape (such as "
-                "\\ud800 without its pair); send valid Unicode",
-            },
+            "id": session.next_id,
+            "error": {"code": -32602, "message": f"Invalid params: {place} {SURROGATE}"},
         },
+    )
+    session.still_answers()
+
+
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        (
+            r'{"jsonrpc": "2.0", "id": "call-7", "method": "tools/\ud800"}',
+            ("call-7", -32600, f"Invalid request: `method` holds {SURROGATE}"),
+        ),
+        (
+            r'{"jsonrpc": "2.0", "method": "notifications/\ud800"}',
+            (None, -32600, f"Invalid request: `method` holds {SURROGATE}"),
+        ),
+        (
+            r'{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"\ud800": 1}}',
+            (None, -32602, f"Invalid params: a key in `params` holds {SURROGATE}"),
+        ),
+    ],
+    ids=["in-a-method", "in-a-notification", "in-a-notifications-key"],
+)
+def test_a_lone_surrogate_outside_the_arguments_is_named(
+    session: RawSession, body: str, answer: tuple[str | None, int, str]
+) -> None:
+    request_id, code, text = answer
+    assert session.send(body.encode()) == (
+        200 if request_id is not None else 400,
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}},
     )
     session.still_answers()
 

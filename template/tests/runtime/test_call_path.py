@@ -2,7 +2,10 @@
 whatever its result holds; unexpected errors are masked; each call logs one line."""
 
 import asyncio
+import functools
 import logging
+import math
+import operator
 import re
 import threading
 from typing import Any, NotRequired
@@ -13,7 +16,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
-from mcp_runtime import ToolResult
+from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.contract_tool import CallPolicy
 from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
@@ -21,7 +24,7 @@ from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import connect
-from mcp_runtime.tool_threads import TOOL_THREADS, ToolThreads
+from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, ToolThreads
 from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
@@ -179,43 +182,122 @@ async def test_sync_tool_past_the_timeout_answers_at_the_deadline() -> None:
     )
 
 
+async def hang(threads: ToolThreads, name: str, release: threading.Event, calls: int = 1) -> None:
+    """Make ``calls`` calls of ``name`` that outlive their deadline, holding a thread each."""
+    for _ in range(calls):
+        with pytest.raises(TimeoutError), anyio.fail_after(0.2):
+            await threads.run(name, functools.partial(release.wait, 30))
+
+
+async def wait_until_free(threads: ToolThreads) -> None:
+    with anyio.fail_after(10):
+        while threads.busy:
+            await anyio.sleep(0.01)
+
+
 async def test_a_hung_sync_tool_keeps_its_thread_until_it_returns(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="mcp_runtime")
-    threads = ToolThreads(size=2)
+    threads = ToolThreads(size=2, share=2)
     release = threading.Event()
-    for busy in (1, 2):
-        with pytest.raises(TimeoutError), anyio.fail_after(0.2):
-            await threads.run("hung", release.wait, 30)
-        assert threads.busy == busy
-    assert threads.exhausted is True
-    with pytest.raises(TimeoutError), anyio.fail_after(0.2):  # a new call waits for a thread
+    await hang(threads, "hung", release, calls=2)
+    assert (threads.busy, threads.running("hung"), threads.exhausted) == (2, 2, True)
+    with pytest.raises(ToolBusyError) as refused:  # at once: both threads are hung
         await threads.run("quick", lambda: "done")
+    assert str(refused.value) == (
+        "Tool 'quick' is busy: all 2 tool threads of the service are held by earlier calls "
+        "that have not returned. Try again later."
+    )
     release.set()
-    with anyio.fail_after(10):
-        while threads.busy:
-            await anyio.sleep(0.01)
+    await wait_until_free(threads)
     assert await threads.run("quick", lambda: "done") == "done"
     assert threads.exhausted is False
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("tool hung ")]
-    assert lines[:2] == [
+    assert lines[:3] == [
         "tool hung is still running after its call ended: its thread stays taken until the "
-        f"function returns ({busy} of 2 threads busy)"
-        for busy in (1, 2)
+        "function returns (1 of 2 threads busy)",
+        "tool hung is still running after its call ended: its thread stays taken until the "
+        "function returns (2 of 2 threads busy)",
+        "tool hung holds all 2 of its threads with calls that have ended and not returned: "
+        "its calls answer that it is busy until one returns",
     ]
-    assert len(lines) == 4
-    assert all(line.startswith("tool hung returned ") for line in lines[2:])
-    [exhausted] = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert exhausted.getMessage() == (
-        "all 2 tool threads are taken by sync tools still running: new sync calls wait for "
-        "one to return (readiness answers 503 meanwhile)"
+    assert len(lines) == 5
+    assert all(line.startswith("tool hung returned ") for line in lines[3:])
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings[-1] == (
+        "all 2 tool threads are taken by sync tools still running: readiness answers 503 "
+        "until one returns"
     )
+
+
+async def test_a_tool_hung_at_its_share_leaves_the_other_threads_to_other_tools() -> None:
+    threads = ToolThreads(size=4)  # a share of 2 threads a tool
+    release = threading.Event()
+    try:
+        await hang(threads, "hung", release, calls=2)
+        with anyio.fail_after(0.05):  # refused at once, not at a deadline
+            with pytest.raises(ToolBusyError) as refused:
+                await threads.run("hung", lambda: "never")
+        answers = await asyncio.gather(*(threads.run("other", lambda: "done") for _ in range(8)))
+    finally:
+        release.set()
+    assert str(refused.value) == (
+        "Tool 'hung' is busy: all 2 of the threads it may use are held by earlier calls that "
+        "have not returned. Try again later."
+    )
+    assert answers == ["done"] * 8
+    await wait_until_free(threads)
+    assert await threads.run("hung", lambda: "back") == "back"
+
+
+async def test_calls_past_a_tools_share_wait_for_its_threads_in_turn() -> None:
+    threads = ToolThreads(size=4, share=1)
+    running: list[int] = []
+    release = threading.Event()
+
+    def work(n: int) -> int:
+        running.append(n)
+        release.wait(10)
+        return n
+
+    waiting = [
+        asyncio.ensure_future(threads.run("one", functools.partial(work, n))) for n in range(3)
+    ]
+    with anyio.fail_after(5):
+        while not running:
+            await anyio.sleep(0.01)
+    await anyio.sleep(0.1)
+    assert (running, threads.running("one")) == ([0], 1)  # one at a time: its share
+    assert await threads.run("another", lambda: "free") == "free"  # other tools go on
+    release.set()
+    with anyio.fail_after(10):
+        assert await asyncio.gather(*waiting) == [0, 1, 2]
+    assert running == [0, 1, 2]
+
+
+async def test_calls_waiting_for_a_tool_that_hangs_are_refused_when_it_does() -> None:
+    threads = ToolThreads(size=4, share=1)
+    release = threading.Event()
+    with anyio.fail_after(10):
+        first = asyncio.ensure_future(threads.run("one", functools.partial(release.wait, 30)))
+        while not threads.running("one"):
+            await anyio.sleep(0.01)
+        second = asyncio.ensure_future(threads.run("one", lambda: "late"))
+        await anyio.sleep(0.05)
+        first.cancel()  # its call ends: the thread hangs, and the call waiting cannot go
+        with pytest.raises(ToolBusyError):
+            await second
+    release.set()
+    await wait_until_free(threads)
 
 
 async def test_tool_threads_carry_the_calls_context() -> None:
     threads = ToolThreads(size=1)
-    results = await asyncio.gather(*(threads.run("n", lambda n=n: n * 2) for n in range(20)))
+    double = functools.partial(operator.mul, 2)
+    results = await asyncio.gather(
+        *(threads.run("n", functools.partial(double, n)) for n in range(20))
+    )
     assert results == [n * 2 for n in range(20)]
 
 
@@ -333,13 +415,54 @@ async def test_a_lone_surrogate_in_a_result_is_a_violation(text: str) -> None:
     assert result.structured_content is None
     assert text_of(result) == (
         "Tool 'fixed' returned a result that breaks its annotation `NamedResult`: "
-        "a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
+        "name: a string is not valid Unicode (it holds a lone surrogate, such as '\\ud800')"
     )
 
 
 async def test_a_surrogate_pair_is_sent() -> None:
     result = await call(returning({"message": "m", "name": "\U0001f600"}, NamedResult))
     assert result.structured_content == {"message": "m", "name": "\U0001f600"}
+
+
+class LooseResult(ToolResult):
+    """Values of any type, and bytes."""
+
+    anything: NotRequired[Any]
+    blob: NotRequired[bytes]
+    rows: NotRequired[list[dict[str, Any]]]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"anything": math.nan}, "anything: NaN or infinity, which JSON cannot carry"),
+        (
+            {"anything": {"acct-4471": -math.inf}},
+            "anything.*: NaN or infinity, which JSON cannot carry",
+        ),
+        ({"blob": b"\xff\xfe-4471"}, "blob: bytes that are not UTF-8 text"),
+        ({"anything": [1, b"\xff-4471"]}, "anything.*: bytes that are not UTF-8 text"),
+        (
+            {"rows": [{"acct-4471": object()}]},
+            "rows.*.*: a value of type object, which has no JSON form",
+        ),
+        (
+            {"anything": {"acct-4471": "\ud800"}},
+            "anything.*: a string is not valid Unicode (it holds a lone surrogate, such as "
+            "'\\ud800')",
+        ),
+    ],
+    ids=["nan", "infinity-in-a-dict", "bytes", "bytes-in-a-list", "object", "surrogate-in-a-dict"],
+)
+async def test_a_value_without_a_json_form_is_named_by_its_key(
+    value: dict[str, Any], problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    result = await call(returning({"message": "m", **value}, LooseResult))
+    assert result.structured_content is None
+    assert text_of(result) == (
+        f"Tool 'fixed' returned a result that breaks its annotation `LooseResult`: {problem}"
+    )
+    assert "4471" not in caplog.text
 
 
 class ScoresResult(ToolResult):
@@ -394,9 +517,37 @@ async def test_every_outcome_logs_exactly_one_line(caplog: pytest.LogCaptureFixt
     ]
 
 
-def test_tool_threads_are_sized_by_the_settings() -> None:
-    server_of(ping, tool_threads=7)
+@pytest.mark.parametrize(("per_tool", "share"), [(None, 3), (5, 5)])
+def test_tool_threads_are_sized_by_the_settings(per_tool: int | None, share: int) -> None:
+    server_of(ping, tool_threads=7, tool_threads_per_tool=per_tool)
     try:
-        assert TOOL_THREADS.size == 7
+        assert (TOOL_THREADS.size, TOOL_THREADS.share) == (7, share)
     finally:
         TOOL_THREADS.resize(ServiceSettings().tool_threads)
+
+
+async def test_a_tool_declares_its_own_share_of_the_threads() -> None:
+    release = threading.Event()
+
+    @tool_metadata(max_threads=1)
+    @tool
+    def single(wait: bool) -> ToolResult:
+        """Wait for the release when asked to."""
+        if wait:
+            release.wait(30)
+        return ToolResult(message="done")
+
+    converted = to_fastmcp(single, policy=CallPolicy(timeout=0.2))
+    try:
+        hung = await converted.run({"wait": True})
+        refused = await converted.run({"wait": False})
+    finally:
+        release.set()
+    assert text_of(hung) == (
+        "Tool 'single' did not finish within 0.2 seconds: try again later, or ask for less at once."
+    )
+    assert refused.is_error is True
+    assert text_of(refused) == (
+        "Tool 'single' is busy: the one thread it may use is held by an earlier call that "
+        "has not returned. Try again later."
+    )

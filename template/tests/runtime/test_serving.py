@@ -143,6 +143,19 @@ def test_a_bad_setting_is_named(
     assert named in str(caught.value)
 
 
+def test_a_tool_cannot_hold_more_threads_than_there_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TOOL_THREADS", "8")
+    monkeypatch.setenv("MCP_TOOL_THREADS_PER_TOOL", "9")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert str(caught.value) == (
+        "bad setting MCP_TOOL_THREADS_PER_TOOL=9: a tool cannot hold more than the "
+        "MCP_TOOL_THREADS=8 threads there are; set it to at most 8, or raise MCP_TOOL_THREADS"
+    )
+    monkeypatch.setenv("MCP_TOOL_THREADS_PER_TOOL", "8")
+    assert load_settings().tool_threads_per_tool == 8
+
+
 def test_binding_beyond_localhost_needs_allowed_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_HOST", "0.0.0.0")
     with pytest.raises(SettingsError, match="bad setting MCP_ALLOWED_HOSTS"):

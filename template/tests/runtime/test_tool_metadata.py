@@ -174,6 +174,9 @@ SCOPES_FIX = 'declare scopes as a list of scope names, such as scopes=("forecast
 META_FIX = "use JSON values: str, int, float, bool, None, lists, and dicts with str keys"
 TITLE_FIX = 'give a short human-readable title, such as "Get forecast", or leave it out'
 RESERVED_FIX = 'use a prefix of your own, such as "com.example/"'
+THREADS_FIX = (
+    "declare max_threads=4, say, or leave it out for the service's MCP_TOOL_THREADS_PER_TOOL"
+)
 
 
 @pytest.mark.parametrize(
@@ -188,7 +191,8 @@ RESERVED_FIX = 'use a prefix of your own, such as "com.example/"'
         (
             {"readonly": True, "colour": "red"},
             "the declaration has unknown keys: colour, readonly",
-            "use only title, read_only, destructive, idempotent, open_world, scopes and meta",
+            "use only title, read_only, destructive, idempotent, open_world, scopes, "
+            "max_threads and meta",
         ),
         ({"title": ""}, "`title` is empty", TITLE_FIX),
         ({"title": "  "}, "`title` is empty", TITLE_FIX),
@@ -207,6 +211,21 @@ RESERVED_FIX = 'use a prefix of your own, such as "com.example/"'
             {"read_only": True, "destructive": True},
             "the tool is declared read-only and destructive",
             "a read-only tool changes nothing: drop destructive=True, or declare read_only=False",
+        ),
+        (
+            {"max_threads": 0},
+            "`max_threads` is 0, not a whole number of threads of at least 1",
+            THREADS_FIX,
+        ),
+        (
+            {"max_threads": "4"},
+            "`max_threads` is a str, not a whole number of threads of at least 1",
+            THREADS_FIX,
+        ),
+        (
+            {"max_threads": True},
+            "`max_threads` is a bool, not a whole number of threads of at least 1",
+            THREADS_FIX,
         ),
         ({"scopes": "forecasts"}, "`scopes` is a str, not a list of scope names", SCOPES_FIX),
         ({"scopes": ["ok", 7]}, "`scopes` holds an int, not a scope name", SCOPES_FIX),
