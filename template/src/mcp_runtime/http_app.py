@@ -14,8 +14,11 @@ FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
   SDK answers) is answered 405 with ``allow: POST``;
 - request bodies, checked before the SDK parses them, each refused with a JSON-RPC
   error: larger than the limit (413, as it arrives), a part that does not arrive within
-  the read timeout (408), not UTF-8 (400), nested deeper than the limit (400), or a
-  string with a lone UTF-16 surrogate escape such as ``\\ud800`` (400);
+  the read timeout (408), not UTF-8 (400); nested deeper than the limit, a string with
+  a lone UTF-16 surrogate escape such as ``\\ud800`` (naming where it is), a request
+  whose id is neither a string nor an integer (never taken for a notification), or
+  one whose ``jsonrpc`` or ``method`` is malformed: each answered by the request's id
+  when it has a usable one (see :class:`Refusal`);
 - a client that leaves before it has sent its whole body: one INFO line, and the
   SDK never sees the request;
 - under ``MCP_AUTH=oauth``, a POST without a valid bearer token is answered the SDK's
