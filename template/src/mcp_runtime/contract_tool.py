@@ -55,7 +55,7 @@ from mcp_runtime.sdk import (
     serving,
     verified_token,
 )
-from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError
+from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, never_started
 from mcp_runtime.tracing import start_call_span
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
@@ -204,6 +204,12 @@ class ContractTool(SDKTool):
             return error_result(message), "shutdown"
         if call.stopped("client"):
             return error_result(f"Tool '{self.name}' was cancelled by the client."), "cancelled"
+        if deadline.cancelled_caught and not self.caller.is_async and never_started():
+            message = (
+                f"Tool '{self.name}' did not start within {self.policy.timeout:g} seconds: "
+                "every thread it may use was busy with earlier calls. Try again later."
+            )
+            return error_result(message), "busy"
         if deadline.cancelled_caught:
             message = (
                 f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "

@@ -11,7 +11,7 @@ Bulkheads: each tool runs in at most its share of the threads (``limit`` of
 :meth:`ToolThreads.run`; by default :attr:`ToolThreads.share`, half the pool), so one
 tool hung at its share leaves the other threads to every other tool. A call beyond
 its tool's share, or finding every thread taken, waits for a thread within its own
-deadline; a call whose tool has every thread of its share hung (or that finds every
+deadline (:func:`never_started` tells, once it ends, that it never got one); a call whose tool has every thread of its share hung (or that finds every
 thread of the pool hung) is refused at once with :class:`ToolBusyError`, and so are
 the calls already waiting when that happens.
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from mcp_runtime.metrics import CALL_METRICS
 
-__all__ = ["TOOL_THREADS", "ToolBusyError", "ToolThreads"]
+__all__ = ["TOOL_THREADS", "ToolBusyError", "ToolThreads", "default_share", "never_started"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,12 +107,13 @@ class ToolThreads:
         thread the call may use is hung. The thread is abandoned if the call ends first.
         """
         loop = asyncio.get_running_loop()
+        _never_started.set(False)
         job = _Job(name, function, contextvars.copy_context(), loop, loop.create_future())
         self._submit(job, min(limit or self.share, self.size))
         try:
             ok, value = await job.future
         except BaseException:
-            self._abandon(job)
+            _never_started.set(not self._abandon(job))
             raise
         if not ok:
             # Raised here rather than carried by the future: a GeneratorExit coming out
@@ -206,16 +207,19 @@ class ToolThreads:
             with contextlib.suppress(RuntimeError):
                 job.loop.call_soon_threadsafe(_settle, job.future, *outcome)
 
-    def _abandon(self, job: _Job) -> None:
-        """The call of ``job`` has ended without its answer: let its thread go when it returns."""
+    def _abandon(self, job: _Job) -> bool:
+        """The call of ``job`` has ended without its answer: let its thread go when it returns.
+
+        Whether the job had started in a thread.
+        """
         with self._lock:
             if job.finished or job.abandoned:
-                return
+                return job.running
             job.abandoned = True
             if not job.running:
                 with contextlib.suppress(ValueError):  # refused while it waited
                     self._pending.remove(job)
-                return
+                return False
             share = self._shares[job.name]
             share.hung += 1
             self._hung += 1
@@ -242,6 +246,7 @@ class ToolThreads:
             )
         for waiting, reason in refused:
             waiting.loop.call_soon_threadsafe(_settle, waiting.future, False, ToolBusyError(reason))
+        return True
 
     def _refuse_waiting(self) -> list[tuple[_Job, str]]:
         """Take off the queue each waiting job that can no longer get a thread. Under the lock."""
@@ -253,6 +258,16 @@ class ToolThreads:
                 waiting.abandoned = True
                 refused.append((waiting, reason))
         return refused
+
+
+_never_started: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mcp_runtime_never_started", default=False
+)
+
+
+def never_started() -> bool:
+    """Whether the last sync call of this task ended while it still waited for a thread."""
+    return _never_started.get()
 
 
 def default_share(size: int) -> int:

@@ -17,14 +17,14 @@ from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolResult, tool_metadata
-from mcp_runtime.contract_tool import CallPolicy
+from mcp_runtime.contract_tool import CallPolicy, ContractTool
 from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import connect
-from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, ToolThreads
+from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, ToolThreads, never_started
 from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
@@ -290,6 +290,56 @@ async def test_calls_waiting_for_a_tool_that_hangs_are_refused_when_it_does() ->
             await second
     release.set()
     await wait_until_free(threads)
+
+
+async def test_a_call_knows_it_never_got_a_thread() -> None:
+    threads = ToolThreads(size=1)
+    release = threading.Event()
+    try:
+        holding = asyncio.ensure_future(threads.run("a", functools.partial(release.wait, 30)))
+        with anyio.fail_after(5):
+            while not threads.busy:
+                await anyio.sleep(0.01)
+        with pytest.raises(TimeoutError), anyio.fail_after(0.1):
+            await threads.run("b", lambda: "late")
+        assert never_started() is True
+        release.set()
+        assert await holding is True
+        assert await threads.run("b", lambda: "now") == "now"
+        assert never_started() is False
+    finally:
+        release.set()
+
+
+async def test_a_call_past_its_deadline_waiting_for_a_thread_says_so() -> None:
+    release = threading.Event()
+
+    def shared(timeout: float) -> ContractTool:
+        """A tool named ``shared`` that may hold one thread, answered within ``timeout``."""
+
+        def hold() -> ToolResult:
+            release.wait(30)
+            return ToolResult(message="held")
+
+        held = StructuredTool.from_function(hold, name="shared", description="Hold a thread.")
+        return to_fastmcp(tool_metadata(max_threads=1)(held), policy=CallPolicy(timeout=timeout))
+
+    patient, hasty = shared(30), shared(0.2)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(patient.run, {})
+            with anyio.fail_after(5):
+                while not TOOL_THREADS.running("shared"):
+                    await anyio.sleep(0.01)
+            result = await hasty.run({})
+            release.set()
+    finally:
+        release.set()
+    assert result.is_error is True
+    assert text_of(result) == (
+        "Tool 'shared' did not start within 0.2 seconds: every thread it may use was busy "
+        "with earlier calls. Try again later."
+    )
 
 
 async def test_tool_threads_carry_the_calls_context() -> None:
