@@ -11,9 +11,10 @@ Bulkheads: each tool runs in at most its share of the threads (``limit`` of
 :meth:`ToolThreads.run`; by default :attr:`ToolThreads.share`, half the pool), so one
 tool hung at its share leaves the other threads to every other tool. A call beyond
 its tool's share, or finding every thread taken, waits for a thread within its own
-deadline (:func:`never_started` tells, once it ends, that it never got one); a call whose tool has every thread of its share hung (or that finds every
-thread of the pool hung) is refused at once with :class:`ToolBusyError`, and so are
-the calls already waiting when that happens.
+deadline (:func:`never_started` tells, once it ends, that it never got one). A call
+whose tool has every thread of its share hung (or that finds every thread of the pool
+hung) is refused at once with :class:`ToolBusyError`, and so are the calls already
+waiting when that happens.
 
 Threads are daemons: a hung tool never keeps the process from exiting.
 """
