@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 
 import pytest
-from harness import Launcher, Server, Slot
+from harness import ERAS, Launcher, Server, Slot
 from mcp_runtime.oauth_testing import LocalIssuer
 
 
@@ -11,6 +11,13 @@ from mcp_runtime.oauth_testing import LocalIssuer
 def anyio_backend() -> str:
     """Run async tests on asyncio, as the service does."""
     return "asyncio"
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    """The protocol revision a test's calls speak: each era in turn."""
+    revision: str = request.param
+    return revision
 
 
 @pytest.fixture(scope="session")

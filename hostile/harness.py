@@ -28,10 +28,13 @@ import anyio
 import httpx
 from jsonschema import Draft202012Validator
 from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.testing import connect_http, free_port
+from mcp_runtime.testing import Mode, connect_http, free_port
 from mcp_runtime.toolsets import find_service
 
 PROTOCOL = "2025-06-18"
+MODERN = "2026-07-28"
+ERAS = (PROTOCOL, MODERN)
+"""The revisions a raw call speaks: the ``initialize`` era's, and the stateless one's."""
 HEADERS = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
@@ -220,15 +223,26 @@ class Server:
             response.status_code, response.content, response.headers.get("content-type", "")
         )
 
-    def call(self, name: str, arguments: object, *, seconds: float = ANSWER_SECONDS) -> Answer:
-        """``tools/call`` over raw HTTP; any ``structuredContent`` is validated on the way."""
-        request = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        answer = self.post(request, seconds=seconds)
+    def call(
+        self,
+        name: str,
+        arguments: object,
+        *,
+        seconds: float = ANSWER_SECONDS,
+        era: str = PROTOCOL,
+    ) -> Answer:
+        """``tools/call`` over raw HTTP, as a client of ``era`` sends it; any
+        ``structuredContent`` is validated on the way."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        headers: dict[str, str] = {}
+        if era != PROTOCOL:  # stateless: the revision in every request, and routing headers
+            params["_meta"] = {
+                "io.modelcontextprotocol/protocolVersion": era,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": name}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        answer = self.post(request, headers=headers, seconds=seconds)
         try:
             messages = answer._parse()
         except ValueError:
@@ -283,18 +297,21 @@ async def client_call(
     arguments: dict[str, Any],
     *,
     headers: Mapping[str, str] | None = None,
+    era: str = PROTOCOL,
 ) -> dict[str, Any]:
-    """``tools/call`` through a real MCP client session; the result as JSON, validated.
+    """``tools/call`` through a real MCP client session speaking ``era``; the result as
+    JSON, validated.
 
     The session sends the suite's valid token unless ``headers`` are given.
     """
+    mode: Mode = "legacy" if era == PROTOCOL else "2026-07-28"
     with anyio.fail_after(ANSWER_SECONDS * 2):
         sent = server.credentials if headers is None else headers
-        async with connect_http(server.url, headers=sent) as session:
+        async with connect_http(server.url, headers=sent, mode=mode) as session:
             result = await session.call_tool(name, arguments, read_timeout_seconds=ANSWER_SECONDS)
-    # The answer as the wire carried it (a 2025 revision's result has no resultType).
+    # The result's own fields (a 2026 result also says it is complete, and names the server).
     answer = result.model_dump(
-        mode="json", by_alias=True, exclude_none=True, exclude={"result_type"}
+        mode="json", by_alias=True, exclude_none=True, exclude={"result_type", "meta"}
     )
     if "structuredContent" in answer:
         validate(server.schemas[name], answer["structuredContent"])

@@ -1,4 +1,5 @@
-"""Whatever a tool raises, its call gets exactly one answer and the server keeps serving.
+"""Whatever a tool raises, its call gets exactly one answer and the server keeps serving,
+in both protocol eras.
 
 An unexpected exception is masked: the answer names the tool and an error id, never
 the exception's text; a ``ToolException`` message is sent as written.
@@ -21,9 +22,9 @@ UNEXPECTED = [
 @pytest.mark.parametrize("kind", UNEXPECTED)
 @pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
 def test_an_unexpected_exception_gets_one_masked_answer(
-    server: Server, tool: str, kind: str
+    server: Server, tool: str, kind: str, era: str
 ) -> None:
-    answer = server.call(tool, {"kind": kind})
+    answer = server.call(tool, {"kind": kind}, era=era)
     assert answer.status == 200, answer
     assert answer.body.strip(), "an empty body"
     text = error_text(answer.result)
@@ -34,7 +35,7 @@ def test_an_unexpected_exception_gets_one_masked_answer(
 
 
 @pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
-def test_a_tool_exception_message_passes_through(server: Server, tool: str) -> None:
-    answer = server.call(tool, {"kind": "tool_exception"})
+def test_a_tool_exception_message_passes_through(server: Server, tool: str, era: str) -> None:
+    answer = server.call(tool, {"kind": "tool_exception"}, era=era)
     assert error_text(answer.result) == toolset().REFUSAL
     server.assert_alive()

@@ -1,4 +1,5 @@
-"""Nothing secret leaves through an answer, and argument values stay out of the log.
+"""Nothing secret leaves through an answer, and argument values stay out of the log, in
+both protocol eras.
 
 An unexpected exception answers a generic message with an error id, and the log
 keeps the details under that id (MCP_MASK_ERRORS=false sends the text instead);
@@ -34,10 +35,10 @@ def slot(launch: Launcher) -> Slot:
 
 @pytest.mark.parametrize("tool", ["raise_sync", "raise_async"])
 async def test_an_unexpected_error_is_masked_and_logged_under_its_id(
-    server: Server, tool: str
+    server: Server, tool: str, era: str
 ) -> None:
     mark = server.mark()
-    text = error_text(await client_call(server, tool, {"kind": "runtime_secret"}))
+    text = error_text(await client_call(server, tool, {"kind": "runtime_secret"}, era=era))
     assert SECRET not in text
     match = MASKED.fullmatch(text)
     assert match, f"not the masked message: {text!r}"
@@ -68,18 +69,18 @@ async def test_unmasked_errors_send_the_exception_text(launch: Launcher) -> None
     server.assert_alive()
 
 
-async def test_a_violation_under_a_dict_key_does_not_show_the_key(server: Server) -> None:
+async def test_a_violation_under_a_dict_key_does_not_show_the_key(server: Server, era: str) -> None:
     mark = server.mark()
-    text = error_text(await client_call(server, "scores", {}))
+    text = error_text(await client_call(server, "scores", {}, era=era))
     assert text.startswith(violation_prefix("scores"))
     assert SECRET_KEY not in text
     server.assert_alive()
     assert SECRET_KEY not in server.log_since(mark)
 
 
-async def test_a_bad_argument_value_stays_out_of_answer_and_log(server: Server) -> None:
+async def test_a_bad_argument_value_stays_out_of_answer_and_log(server: Server, era: str) -> None:
     mark = server.mark()
-    text = error_text(await client_call(server, "bounded", {"count": SECRET}))
+    text = error_text(await client_call(server, "bounded", {"count": SECRET}, era=era))
     assert "count" in text
     assert SECRET not in text
     server.assert_alive()

@@ -1,4 +1,5 @@
-"""Parity: each tool answers over MCP as ``await tool.ainvoke(args)`` answers in-process.
+"""Parity: each tool answers over MCP, in both protocol eras, as ``await tool.ainvoke(args)``
+answers in-process.
 
 The toolset is imported into the test process too; for every case, the in-process
 result is the MCP answer's ``structuredContent`` (``isError`` when it is a
@@ -43,9 +44,9 @@ def tool_named(name: str) -> BaseTool:
 
 @pytest.mark.parametrize(("name", "arguments"), CASES, ids=[f"{n}-{a}" for n, a in CASES])
 async def test_mcp_answers_as_ainvoke_does(
-    server: Server, name: str, arguments: dict[str, Any]
+    server: Server, name: str, arguments: dict[str, Any], era: str
 ) -> None:
-    answer = await client_call(server, name, arguments)
+    answer = await client_call(server, name, arguments, era=era)
     raised: Exception | None = None
     try:
         value = await tool_named(name).ainvoke(dict(arguments))

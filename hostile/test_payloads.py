@@ -107,10 +107,10 @@ def test_a_request_whose_id_the_protocol_forbids_is_answered(
     ],
 )
 def test_a_value_json_cannot_carry_is_named_by_its_key_never_shown(
-    server: Server, kind: str, problem: str
+    server: Server, kind: str, problem: str, era: str
 ) -> None:
     mark = server.mark()
-    answer = server.call("unserializable", {"kind": kind})
+    answer = server.call("unserializable", {"kind": kind}, era=era)
     assert error_text(answer.result) == (
         f"{violation_prefix('unserializable')} `LooseResult`: {problem}"
     )
@@ -118,16 +118,18 @@ def test_a_value_json_cannot_carry_is_named_by_its_key_never_shown(
     server.assert_alive()
 
 
-def test_a_lone_surrogate_in_a_result_is_a_contract_violation(server: Server) -> None:
-    answer = server.call("lone_surrogate", {})
+def test_a_lone_surrogate_in_a_result_is_a_contract_violation(server: Server, era: str) -> None:
+    answer = server.call("lone_surrogate", {}, era=era)
     answer.body.decode("utf-8")  # what is sent is UTF-8
     assert error_text(answer.result).startswith(violation_prefix("lone_surrogate"))
     server.assert_alive()
 
 
 @pytest.mark.parametrize("levels", [126, 1000])
-def test_a_deep_recursive_result_is_sent_valid_or_refused(server: Server, levels: int) -> None:
-    result = server.call("chain", {"levels": levels}).result  # validated when structured
+def test_a_deep_recursive_result_is_sent_valid_or_refused(
+    server: Server, levels: int, era: str
+) -> None:
+    result = server.call("chain", {"levels": levels}, era=era).result  # validated if structured
     if "structuredContent" in result:
         assert result["isError"] is False, result
     else:
@@ -149,15 +151,15 @@ def test_a_request_nested_1000_levels_deep_is_refused(server: Server, where: str
 
 
 async def test_a_naive_datetime_for_aware_datetime_is_a_contract_violation(
-    server: Server,
+    server: Server, era: str
 ) -> None:
-    result = await client_call(server, "moment", {"aware": False})
+    result = await client_call(server, "moment", {"aware": False}, era=era)
     assert error_text(result).startswith(violation_prefix("moment"))
     server.assert_alive()
 
 
-async def test_an_aware_datetime_is_sent_and_checks_as_date_time(server: Server) -> None:
-    result = await client_call(server, "moment", {"aware": True})  # validated, formats too
+async def test_an_aware_datetime_is_sent_and_checks_as_date_time(server: Server, era: str) -> None:
+    result = await client_call(server, "moment", {"aware": True}, era=era)  # formats checked
     assert result["isError"] is False, result
     assert result["structuredContent"] == {"message": "a moment", "at": "2024-05-17T12:30:00Z"}
     server.assert_alive()

@@ -52,7 +52,8 @@ def slot(launch: Launcher) -> Slot:
 
 
 @pytest.fixture
-def server(slot: Slot) -> Server:
+def idle_server(slot: Slot) -> Server:
+    """The module's server, once the calls earlier tests left hung have returned."""
     server = slot.healthy()
     wait_until_idle(server, seconds=HANG_SECONDS + 5)
     return server
@@ -90,8 +91,8 @@ def wait_until_idle(server: Server, seconds: float) -> None:
         time.sleep(0.1)
 
 
-# First in the module: a thread that a later test hangs would come free during its checks.
-def test_a_tool_hung_at_its_share_starves_no_other_tool(server: Server) -> None:
+def test_a_tool_hung_at_its_share_starves_no_other_tool(idle_server: Server) -> None:
+    server = idle_server
     usual, usual_seconds = timed(server, "nap_sync", 0.01)
     refused_before = metric(server, "mcp_tool_calls_total", tool="sleep_sync", outcome="busy")
 
@@ -131,7 +132,8 @@ def test_a_tool_hung_at_its_share_starves_no_other_tool(server: Server) -> None:
     server.assert_alive()
 
 
-def test_hung_threads_leave_the_server_answering(server: Server) -> None:
+def test_hung_threads_leave_the_server_answering(idle_server: Server) -> None:
+    server = idle_server
     mark = server.mark()
     answers = hang(server, ["sleep_sync"] * SHARE + ["nap_sync"] * SHARE)
     assert answers == [timeout_text("sleep_sync")] * SHARE + [timeout_text("nap_sync")] * SHARE
@@ -168,13 +170,13 @@ def test_hung_threads_leave_the_server_answering(server: Server) -> None:
     server.assert_alive()
 
 
-def test_a_sync_tool_past_its_deadline_answers_is_error(server: Server) -> None:
-    answer = server.call("sleep_sync", {"seconds": HANG_SECONDS})
+def test_a_sync_tool_past_its_deadline_answers_is_error(server: Server, era: str) -> None:
+    answer = server.call("sleep_sync", {"seconds": HANG_SECONDS}, era=era)
     assert error_text(answer.result) == timeout_text("sleep_sync")
     server.assert_alive()
 
 
-def test_an_async_tool_past_its_deadline_answers_is_error(server: Server) -> None:
-    answer = server.call("sleep_async", {"seconds": HANG_SECONDS})
+def test_an_async_tool_past_its_deadline_answers_is_error(server: Server, era: str) -> None:
+    answer = server.call("sleep_async", {"seconds": HANG_SECONDS}, era=era)
     assert error_text(answer.result) == timeout_text("sleep_async")
     server.assert_alive()
