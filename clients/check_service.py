@@ -24,8 +24,10 @@ clients' token; under ``demo-header``, with the demo credential enabled
 - three of these at a time (each waits on its own client more than it computes);
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress and
-  cancellation through the TypeScript SDK client (``ts_long_calls.mjs``), which also
-  finds the call's ``cancelled`` outcome in the serve log; the client's reason to
+  cancellation through the TypeScript clients (``ts_long_calls.mjs``: the 1.x SDK,
+  which posts ``notifications/cancelled``, and the 2.x client pinned to 2026-07-28,
+  which closes the call's response stream), each of which also finds the call's
+  ``cancelled`` outcome in the serve log; the client's reason to
   cancel must not be logged. It runs last: the service then has a third toolset, so
   run the check on a fresh render.
 
@@ -406,7 +408,8 @@ def add_long_calls(service: Path, slug: str) -> bool:
 
 
 def long_calls(service: Path, slug: str) -> None:
-    """Progress and cancellation through the TypeScript SDK client; no cancel reason logged."""
+    """Progress and cancellation through the TypeScript clients (the 1.x SDK, and the 2.x
+    client pinned to 2026-07-28); no cancel reason logged."""
     if not add_long_calls(service, slug):
         return
     port = free_port()
@@ -423,7 +426,13 @@ def long_calls(service: Path, slug: str) -> None:
     ):
         log = service / f"serve-{port}.log"
         command = ["node", str(HERE / "ts_long_calls.mjs"), url]
-        script("ts-sdk client", command, HERE, {"LONG_CALLS_DIR": markers, "SERVE_LOG": str(log)})
+        for flavour in ("sdk-1", "2026-07-28"):
+            for marker in Path(markers).iterdir():
+                marker.unlink()
+            environment = {"LONG_CALLS_DIR": markers, "SERVE_LOG": str(log)}
+            script(
+                f"ts client ({flavour})", command, HERE, {**environment, "MCP_TS_CLIENT": flavour}
+            )
         leaked = "the client's reason is in it" if CANCEL_REASON in log.read_text() else None
         report("serve log", "wait_for_cancel: no reason to cancel logged", leaked)
 

@@ -1,4 +1,4 @@
-// Long calls through the official TypeScript SDK client: progress and cancellation.
+// Long calls through the official TypeScript clients: progress and cancellation.
 //
 // Against a service serving the long-calls toolset that check_service.py adds:
 // count_up(steps) reports progress (i, steps, "step i") for each step, and
@@ -13,15 +13,28 @@
 //   and the service's log (SERVE_LOG) has the call's outcome `cancelled`, while this
 //   client stays connected: the cancel stopped the call, not a disconnect.
 //
-// Usage: LONG_CALLS_DIR=FOLDER SERVE_LOG=FILE node ts_long_calls.mjs URL
+// MCP_TS_CLIENT says which client: "sdk-1", the 1.x SDK (2025 revisions: it cancels by
+// posting notifications/cancelled), or "2026-07-28", the 2.x client pinned to that
+// revision (it cancels by closing the call's response stream).
+//
+// Usage: MCP_TS_CLIENT=FLAVOUR LONG_CALLS_DIR=FOLDER SERVE_LOG=FILE node ts_long_calls.mjs URL
 // Exit status 0 when every check passes; otherwise 1, each failure printed as a FAIL line.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { deepStrictEqual } from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
+
+const flavour = process.env.MCP_TS_CLIENT ?? "sdk-1";
+if (!["sdk-1", "2026-07-28"].includes(flavour)) throw new Error(`unknown MCP_TS_CLIENT ${flavour}`);
+const modern = flavour === "2026-07-28";
+const { Client, StreamableHTTPClientTransport } = modern
+  ? await import("@modelcontextprotocol/client")
+  : {
+      ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+      ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+    };
+const label = `ts client (${flavour})`;
 
 const url = new URL(process.argv[2]);
 const folder = process.env.LONG_CALLS_DIR;
@@ -32,11 +45,16 @@ const failures = [];
 async function check(tool, what, body) {
   try {
     await body();
-    console.log(`ok   ts-sdk client: ${tool}: ${what}`);
+    console.log(`ok   ${label}: ${tool}: ${what}`);
   } catch (error) {
-    failures.push(`ts-sdk client: ${tool}: ${what}: ${error.message}`);
-    console.log(`FAIL ts-sdk client: ${tool}: ${what}: ${error.message}`);
+    failures.push(`${label}: ${tool}: ${what}: ${error.message}`);
+    console.log(`FAIL ${label}: ${tool}: ${what}: ${error.message}`);
   }
+}
+
+// A call with request options: the 2.x client takes them second, the 1.x SDK third.
+function callTool(params, options) {
+  return modern ? client.callTool(params, options) : client.callTool(params, undefined, options);
 }
 
 async function eventually(holds, what) {
@@ -48,19 +66,24 @@ async function eventually(holds, what) {
 }
 
 const appears = (name, what) => eventually(() => existsSync(join(folder, name)), what);
+// Only what the service logs from now on: an earlier client's calls are in the log too.
+const logStart = readFileSync(process.env.SERVE_LOG).length;
 const logged = (line, what) =>
-  eventually(() => readFileSync(process.env.SERVE_LOG, "utf8").includes(line), what);
+  eventually(() => readFileSync(process.env.SERVE_LOG).subarray(logStart).toString("utf8").includes(line), what);
 
-const client = new Client({ name: "ts-sdk-long-calls-check", version: "1.0.0" });
+const options = modern ? { versionNegotiation: { mode: { pin: flavour } } } : {};
+const client = new Client({ name: "ts-long-calls-check", version: "1.0.0" }, options);
 await client.connect(new StreamableHTTPClientTransport(url));
+if (modern) deepStrictEqual(client.getNegotiatedProtocolVersion(), flavour, "the revision spoken");
 const errors = [];
 client.onerror = (error) => errors.push(error.message);
 
 await check("count_up", "every progress report, in order, before the result", async () => {
   const reports = [];
-  const result = await client.callTool({ name: "count_up", arguments: { steps: 3 } }, undefined, {
-    onprogress: (report) => reports.push(report),
-  });
+  const result = await callTool(
+    { name: "count_up", arguments: { steps: 3 } },
+    { onprogress: (report) => reports.push(report) },
+  );
   const beforeResult = [...reports];
   deepStrictEqual(
     beforeResult,
@@ -79,9 +102,7 @@ await check("count_up", "every progress report, in order, before the result", as
 
 await check("wait_for_cancel", "an aborted call is cancelled on the server", async () => {
   const controller = new AbortController();
-  const call = client.callTool({ name: "wait_for_cancel", arguments: {} }, undefined, {
-    signal: controller.signal,
-  });
+  const call = callTool({ name: "wait_for_cancel", arguments: {} }, { signal: controller.signal });
   const settled = call.then(
     () => "answered",
     (error) => error,
@@ -91,7 +112,8 @@ await check("wait_for_cancel", "an aborted call is cancelled on the server", asy
   controller.abort(CANCEL_REASON);
   const outcome = await settled;
   if (outcome === "answered") throw new Error("the call answered instead of rejecting");
-  // Still connected: only the client's notifications/cancelled can have stopped the tool.
+  // Still connected: only the client's cancel (its notifications/cancelled, or from
+  // 2026-07-28 the closed response stream of this one call) can have stopped the tool.
   await appears("cancelled", "the tool's cancellation cleanup ran");
   await logged("tool=wait_for_cancel outcome=cancelled", "the serve log has the outcome cancelled");
 });
@@ -101,4 +123,4 @@ if (failures.length > 0) {
   console.error(`${failures.length} check(s) failed:\n${failures.join("\n")}`);
   process.exit(1);
 }
-console.log("ts-sdk client: long calls, every check passed");
+console.log(`${label}: long calls, every check passed`);
