@@ -182,10 +182,7 @@ class ContractTool(SDKTool):
             message = f"Invalid arguments for tool '{self.name}': {problems}"
             return error_result(message), "bad_arguments"
         owner = owner_of(verified_token())
-        with (
-            IN_FLIGHT.call(self.name, owner, request_id()) as call,
-            anyio.move_on_after(self.policy.timeout) as deadline,
-        ):
+        with IN_FLIGHT.call(self.name, owner, request_id(), self.policy.timeout) as call:
             try:
                 value = await self.caller.call(arguments, parsed, self.policy.max_threads)
             except ToolBusyError as exc:
@@ -204,13 +201,13 @@ class ContractTool(SDKTool):
             return error_result(message), "shutdown"
         if call.stopped("client"):
             return error_result(f"Tool '{self.name}' was cancelled by the client."), "cancelled"
-        if deadline.cancelled_caught and not self.caller.is_async and never_started():
+        if call.timed_out() and not self.caller.is_async and never_started():
             message = (
                 f"Tool '{self.name}' did not start within {self.policy.timeout:g} seconds: "
                 "every thread it may use was busy with earlier calls. Try again later."
             )
             return error_result(message), "busy"
-        if deadline.cancelled_caught:
+        if call.timed_out():
             message = (
                 f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "
                 "try again later, or ask for less at once."

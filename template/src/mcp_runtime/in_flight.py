@@ -12,6 +12,7 @@ call answers ``isError`` with the outcome ``cancelled``.
 """
 
 import logging
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
@@ -35,15 +36,19 @@ def owner_of(token: AccessToken | None) -> Owner:
 
 
 class RunningCall:
-    """One call in flight: its cancel scope, and who stopped it (``shutdown``, ``client``)."""
+    """One call in flight: its cancel scope, with the call's deadline, and who stopped it
+    (``shutdown``, ``client``)."""
 
     __slots__ = ("owner", "request_id", "scope", "stopped_by", "tool")
 
-    def __init__(self, tool: str, owner: Owner, request_id: RequestId | None) -> None:
+    def __init__(
+        self, tool: str, owner: Owner, request_id: RequestId | None, timeout: float | None = None
+    ) -> None:
         self.tool = tool
         self.owner = owner
         self.request_id = request_id
-        self.scope = anyio.CancelScope()
+        deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        self.scope = anyio.CancelScope(deadline=deadline)
         self.stopped_by: Literal["shutdown", "client"] | None = None
 
     def stop(self, by: Literal["shutdown", "client"]) -> None:
@@ -55,6 +60,11 @@ class RunningCall:
     def stopped(self, by: Literal["shutdown", "client"]) -> bool:
         """Whether ``by`` stopped the call before it had its value."""
         return self.scope.cancelled_caught and self.stopped_by == by
+
+    def timed_out(self) -> bool:
+        """Whether the call's deadline passed before it had its value (and nothing else
+        stopped it first)."""
+        return self.scope.cancelled_caught and self.stopped_by is None
 
 
 class InFlight:
@@ -72,10 +82,15 @@ class InFlight:
 
     @contextmanager
     def call(
-        self, tool: str = "", owner: Owner = None, request_id: RequestId | None = None
+        self,
+        tool: str = "",
+        owner: Owner = None,
+        request_id: RequestId | None = None,
+        timeout: float | None = None,
     ) -> Iterator[RunningCall]:
-        """Run one call of ``tool``, made by ``owner`` in the request ``request_id``."""
-        call = RunningCall(tool, owner, request_id)
+        """Run one call of ``tool``, made by ``owner`` in the request ``request_id``, cut
+        short after ``timeout`` seconds (None: never)."""
+        call = RunningCall(tool, owner, request_id, timeout)
         if self.stopping:
             call.stop("shutdown")
         self._calls.add(call)
