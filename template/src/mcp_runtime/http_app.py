@@ -304,12 +304,13 @@ class ServiceApp:
 
         The body is parsed here (the SDK parses it again) and refused when: it nests
         too deeply; a string in it holds a lone surrogate; it is a request whose id is
-        neither a string nor an integer, whose ``jsonrpc`` is not "2.0" or whose method
-        is not a string; or it is a ``tools/call`` whose params are not shaped as the
-        protocol says. Without these checks the SDK answers a request as a notification
-        (202, no answer ever), with no id, or repeating the values. The costlier scan
-        for depth and surrogates runs only when the body has more brackets than the
-        depth limit or something that looks like a surrogate escape.
+        neither a string nor an integer, whose ``jsonrpc`` is not "2.0", whose method
+        is not a string or whose params are not an object; or it is a ``tools/call``
+        whose params are not shaped as the protocol says. Without these checks the SDK
+        answers a request as a notification (202, no answer ever), with no id, or
+        repeating the values. The costlier scan for depth and surrogates runs only when
+        the body has more brackets than the depth limit or something that looks like a
+        surrogate escape.
         """
         try:
             message = json.loads(text)
@@ -338,6 +339,15 @@ class ServiceApp:
             if not isinstance(message["method"], str):
                 return refusal.invalid_request(
                     f"`method` must be a string, not {_kind(message['method'])}"
+                )
+            params = message.get("params")
+            if (
+                params is not None
+                and not isinstance(params, dict)
+                and message["method"] != "tools/call"
+            ):
+                return refusal.answer(
+                    -32602, f"Invalid params: `params` must be an object, not {_kind(params)}"
                 )
         return _call_problem(message, refusal)
 

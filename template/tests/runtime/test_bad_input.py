@@ -114,29 +114,39 @@ def test_body_that_is_not_utf8_is_a_parse_error(session: RawSession, body: bytes
 
 
 @pytest.mark.parametrize(
-    ("body", "problem"),
+    ("body", "code", "problem"),
     [
-        ({"id": 1, "method": "tools/list"}, '`jsonrpc` must be "2.0", not null (or missing)'),
-        ({"jsonrpc": "2.0", "id": 1, "method": 5}, "`method` must be a string, not a number"),
+        (
+            {"id": 1, "method": "tools/list"},
+            -32600,
+            'Invalid request: `jsonrpc` must be "2.0", not null (or missing)',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": 5},
+            -32600,
+            "Invalid request: `method` must be a string, not a number",
+        ),
         (
             {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
-            '`jsonrpc` must be "2.0", not a string',
+            -32600,
+            'Invalid request: `jsonrpc` must be "2.0", not a string',
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": ["hunter2"]},
+            -32602,
+            "Invalid params: `params` must be an object, not an array",
         ),
     ],
-    ids=["no-jsonrpc", "method-not-a-string", "wrong-version"],
+    ids=["no-jsonrpc", "method-not-a-string", "wrong-version", "params-array"],
 )
 @pytest.mark.parametrize("era", ERAS)
 def test_a_request_of_the_wrong_shape_is_answered_with_its_id(
-    session: RawSession, body: dict[str, Any], problem: str, era: str
+    session: RawSession, body: dict[str, Any], code: int, problem: str, era: str
 ) -> None:
     status, message = session.send(json.dumps(body).encode(), era)
     assert (status, message) == (
         status_for(era),
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "error": {"code": -32600, "message": f"Invalid request: {problem}"},
-        },
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": problem}},
     )
     session.still_answers()
 
