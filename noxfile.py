@@ -296,7 +296,8 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
         "both eras on one endpoint: the conformance suite, the TypeScript clients (1.x SDK; "
         "2.x legacy, auto, pinned 2026-07-28), the Python SDK's 2.x client, "
         "langchain-mcp-adapters' client (mcp 1.x) and langchain.mcp's, the Inspector CLI, "
-        "client setups, progress and cancellation, against a default render"
+        "client setups, an error answering its call by id, progress and cancellation in "
+        "both eras, against a default render"
     )
 )
 def clients(session: nox.Session) -> None:
@@ -316,7 +317,8 @@ def clients(session: nox.Session) -> None:
 @recorded(
     lambda: (
         "a default render serving tools that misbehave, to clients that break the rules: "
-        "one answer per call, masking, timeouts, shutdown, leaks, logs"
+        "one answer per call and per request with an id (both eras), masking, timeouts, "
+        "bulkheads, shutdown, leaks, logs"
     )
 )
 def hostile(session: nox.Session) -> None:
