@@ -53,7 +53,7 @@ DURATION = Histogram(
     ["tool", "outcome"],
     buckets=DURATION_BUCKETS,
 )
-IN_FLIGHT = Gauge(
+CALLS_IN_FLIGHT = Gauge(
     "mcp_tool_calls_in_flight",
     "Tool calls running now, by tool.",
     ["tool"],
@@ -85,7 +85,7 @@ class CallMetrics:
             return
         gauge = self._in_flight.get(tool)
         if gauge is None:
-            gauge = self._in_flight[tool] = IN_FLIGHT.labels(tool)
+            gauge = self._in_flight[tool] = CALLS_IN_FLIGHT.labels(tool)
         gauge.inc()
 
     def finished(self, tool: str, outcome: str, seconds: float) -> None:
