@@ -326,11 +326,11 @@ class ServiceApp:
             return refusal.invalid_request(f"`id` must be a string or an integer, not {kind}")
         deep = body.count(b"[") + body.count(b"{") > self.max_depth
         if deep or SURROGATE_ESCAPE.search(body) is not None:
-            depth, surrogate, in_key = _scan(message)
+            depth, lone_surrogate = _scan(message)
             if depth > self.max_depth:
                 return refusal.invalid_request(self._too_deep)
-            if surrogate is not None:
-                return refusal.lone_surrogate(surrogate, in_key)
+            if lone_surrogate:
+                return refusal.lone_surrogate(*_surrogate_path(message))
         if "method" in message and refusal.id is not None:
             if message.get("jsonrpc") != "2.0":
                 return refusal.invalid_request(
@@ -373,8 +373,9 @@ class Refusal:
     def of(cls, message: dict[str, object], modern: bool) -> "Refusal":
         """The refusal of ``message``: with its id if it is a request with a usable one."""
         request_id = message.get("id") if "method" in message else None
-        usable = isinstance(request_id, str | int) and _usable_id(request_id)
-        return cls(request_id if usable else None, modern)  # type: ignore[arg-type]
+        if isinstance(request_id, str | int) and _usable_id(request_id):
+            return cls(request_id, modern)
+        return cls(None, modern)
 
     def answer(self, code: int, message: str) -> tuple[int, bytes]:
         error = {"code": code, "message": message}
@@ -464,33 +465,45 @@ def _kind(value: object) -> str:
     return next((word for cls, word in kinds.items() if isinstance(value, cls)), "a number")
 
 
-def _scan(value: object) -> tuple[int, tuple[str, ...] | None, bool]:
-    """How deeply ``value`` nests arrays and objects; the path to the first lone surrogate
-    (None if there is none), and whether it is in a key of what that path leads to.
+def _scan(value: object) -> tuple[int, bool]:
+    """How deeply ``value`` nests arrays and objects, and whether a string has a lone surrogate."""
+    depth = 0
+    lone = False
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict):
+            depth = max(depth, level)
+            lone = lone or any(LONE_SURROGATE.search(key) for key in item)
+            pending.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            depth = max(depth, level)
+            pending.extend((child, level + 1) for child in item)
+        elif isinstance(item, str):
+            lone = lone or LONE_SURROGATE.search(item) is not None
+    return depth, lone
+
+
+def _surrogate_path(value: object) -> tuple[tuple[str, ...], bool]:
+    """The path to the first lone surrogate in ``value``, and whether it is in a key of what
+    that path leads to. Only called once :func:`_scan` has found one.
 
     A path names keys (``*`` for one longer than 64 characters or holding a lone
     surrogate itself) and list indices.
     """
-    depth = 0
-    found: tuple[str, ...] | None = None
-    in_key = False
     pending: list[tuple[object, tuple[str, ...]]] = [(value, ())]
     while pending:
         item, path = pending.pop()
         if isinstance(item, dict):
-            depth = max(depth, len(path) + 1)
+            if any(LONE_SURROGATE.search(key) for key in item):
+                return path, True
             for key, child in reversed(item.items()):
-                bad_key = LONE_SURROGATE.search(key) is not None
-                if bad_key and found is None:
-                    found, in_key = path, True
-                step = "*" if bad_key or len(key) > 64 else key
-                pending.append((child, (*path, step)))
+                pending.append((child, (*path, key if len(key) <= 64 else "*")))
         elif isinstance(item, list):
-            depth = max(depth, len(path) + 1)
             pending.extend((child, (*path, str(i))) for i, child in reversed(list(enumerate(item))))
-        elif isinstance(item, str) and found is None and LONE_SURROGATE.search(item):
-            found = path
-    return depth, found, in_key
+        elif isinstance(item, str) and LONE_SURROGATE.search(item):
+            return path, False
+    return (), False
 
 
 async def respond(send: Send, status: int, payload: dict[str, object]) -> None:
