@@ -33,7 +33,7 @@ import anyio
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.tools.base import _get_runnable_config_param
 from mcp.types import CallToolResult
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_runtime.auth import current_caller
 from mcp_runtime.in_flight import IN_FLIGHT, owner_of
@@ -87,6 +87,11 @@ class ToolCaller:
     artifacts, a ``RunnableConfig``, ``run_manager`` or ``callbacks`` parameter) goes
     through ``ainvoke`` itself. Sync tools run in :data:`TOOL_THREADS`, with the
     request's context, so they never block the server and their calls keep deadlines.
+
+    The arguments of a plain function's tool whose ``args_schema`` is a pydantic model
+    with nothing injected are parsed by :func:`validated_arguments`, which keeps
+    LangChain's rules without looking up the model's annotations on every call (about
+    8 microseconds); a test holds the two to the same results.
     """
 
     def __init__(self, tool: BaseTool, argument_names: frozenset[str] = frozenset()) -> None:
@@ -97,9 +102,21 @@ class ToolCaller:
             self.is_async = tool.coroutine is not None
         else:
             self.is_async = type(tool)._arun is not BaseTool._arun
+        schema = tool.args_schema
+        self.model: type[BaseModel] | None = None
+        if (
+            self.function is not None
+            and isinstance(schema, type)
+            and issubclass(schema, BaseModel)
+            and schema.model_fields
+            and getattr(tool, "_injected_args_keys", None) == frozenset()
+        ):
+            self.model = schema
 
     def parse(self, arguments: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The positional and keyword arguments; raises ``ValidationError`` for bad ones."""
+        if self.model is not None:
+            return (), validated_arguments(self.model, arguments)
         return self.tool._to_args_and_kwargs(arguments, None)
 
     async def call(
@@ -239,6 +256,27 @@ class ContractTool(SDKTool):
         else:
             message = _safe_str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
         return error_result(message), "exception"
+
+
+def validated_arguments(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments LangChain passes a tool whose ``args_schema`` is ``model``.
+
+    Its rules (``BaseTool._parse_input``, for a model with no injected arguments): the
+    validated value of each key the client sent or set through an alias, and of each
+    field with a default; never the ``args`` and ``kwargs`` fields of a variadic
+    function. Raises ``ValidationError`` as the model does.
+    """
+    result = model.model_validate(arguments)
+    fields = model.model_fields
+    provided = result.model_fields_set
+    validated = {}
+    for key in result.model_dump():
+        defaulted = (
+            key in fields and key not in ("args", "kwargs") and not fields[key].is_required()
+        )
+        if key in arguments or key in provided or defaulted:
+            validated[key] = getattr(result, key)
+    return validated
 
 
 def _plain_function(tool: BaseTool) -> Callable[..., Any] | None:

@@ -14,10 +14,11 @@ import anyio
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolResult, tool_metadata
-from mcp_runtime.contract_tool import CallPolicy, ContractTool
+from mcp_runtime.contract_tool import CallPolicy, ContractTool, ToolCaller
 from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.sdk import MCPServer
@@ -541,6 +542,94 @@ async def test_a_bad_argument_names_no_dict_key() -> None:
         "Invalid arguments for tool 'weigh': weights.*: "
         "Input should be a valid integer, unable to parse string as an integer"
     )
+
+
+# --- arguments, parsed as LangChain parses them ---------------------------------------
+
+
+class AliasArguments(BaseModel):
+    """An argument the client names by its alias, or by its name."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    city_name: str = Field(alias="city")
+    days: int = 3
+
+
+class LooseArguments(BaseModel):
+    """Arguments beyond the declared ones kept, one field never dumped, one shouted."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    hidden: str = Field("secret", exclude=True)
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def shout(cls, value: str) -> str:
+        return value.upper()
+
+
+def plain(
+    name: str, times: int = 2, separator: str | None = None, rows: list[int] | None = None
+) -> ToolResult:
+    """A plain function with defaults."""
+    return ToolResult(message=name)
+
+
+def by_alias(city_name: str, days: int = 3) -> ToolResult:
+    """A function whose schema has an alias."""
+    return ToolResult(message=city_name)
+
+
+def loose(name: str, **extra: Any) -> ToolResult:
+    """A function whose schema keeps undeclared arguments."""
+    return ToolResult(message=name)
+
+
+PARSED_TOOLS = {
+    "plain": StructuredTool.from_function(plain),
+    "alias": StructuredTool.from_function(by_alias, args_schema=AliasArguments),
+    "loose": StructuredTool.from_function(loose, args_schema=LooseArguments),
+}
+PARSE_CASES = [
+    ("plain", {"name": "Ada"}),
+    ("plain", {"name": "Ada", "times": "3"}),
+    ("plain", {"name": "Ada", "separator": None, "rows": [1, "2"]}),
+    ("plain", {"name": "Ada", "unknown": 1}),
+    ("plain", {"times": "many"}),
+    ("plain", {}),
+    ("alias", {"city": "Oslo"}),
+    ("alias", {"city_name": "Oslo", "days": 5}),
+    ("alias", {"days": 5}),
+    ("loose", {"name": "ada"}),
+    ("loose", {"name": "ada", "colour": "red", "hidden": "shown?", "tags": ["x"]}),
+    ("loose", {"name": 7}),
+]
+
+
+@pytest.mark.parametrize(("tool_name", "arguments"), PARSE_CASES)
+def test_arguments_are_parsed_as_langchain_parses_them(
+    tool_name: str, arguments: dict[str, Any]
+) -> None:
+    langchain_tool = PARSED_TOOLS[tool_name]
+    caller = ToolCaller(langchain_tool)
+    assert caller.model is langchain_tool.args_schema  # the cheaper parse is the one tested
+    try:
+        expected: object = langchain_tool._to_args_and_kwargs(dict(arguments), None)
+    except ValidationError as exc:
+        expected = exc.errors(include_url=False)
+    try:
+        parsed: object = caller.parse(dict(arguments))
+    except ValidationError as exc:
+        parsed = exc.errors(include_url=False)
+    assert parsed == expected
+
+
+def test_a_tool_with_its_own_run_machinery_is_parsed_by_langchain() -> None:
+    traced = StructuredTool.from_function(plain, handle_tool_error=True)
+    assert ToolCaller(traced).model is None
 
 
 # --- one log line a call -------------------------------------------------------------
