@@ -154,6 +154,9 @@ class ContractTool(SDKTool):
     caller: ToolCaller = Field(exclude=True, repr=False)
     policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
     scopes: tuple[str, ...] = Field((), description="OAuth scopes a caller's token must hold")
+    json_keys: frozenset[str] = Field(
+        exclude=True, repr=False, description="argument keys the SDK may decode from JSON text"
+    )
 
     async def run(
         self,
@@ -191,7 +194,7 @@ class ContractTool(SDKTool):
                 "caller's token does not grant: ask the authorization server for a token with them."
             )
             return error_result(message), "forbidden"
-        arguments = pre_parse_json(self.fn_metadata, arguments)
+        arguments = pre_parse_json(self.fn_metadata, arguments, self.json_keys)
         try:
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:

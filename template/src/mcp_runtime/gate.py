@@ -28,7 +28,7 @@ from mcp_runtime.output_contract import (
     property_names,
     time_types_without_offset,
 )
-from mcp_runtime.sdk import func_metadata
+from mcp_runtime.sdk import func_metadata, json_text_keys
 from mcp_runtime.tool_metadata import ToolMetadata, read_declaration
 from mcp_runtime.tool_result import ToolError, ToolResult
 from mcp_runtime.toolsets import BrokenToolset, Toolset
@@ -381,6 +381,7 @@ def to_fastmcp(
         annotations=metadata.annotations(),
         meta=metadata.meta,
         scopes=metadata.scopes,
+        json_keys=json_text_keys(arguments.model),
     )
 
 

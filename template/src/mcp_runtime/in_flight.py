@@ -11,13 +11,10 @@ streamable HTTP: each POST has a session of its own) reaches the call through
 call answers ``isError`` with the outcome ``cancelled``.
 """
 
+import asyncio
 import logging
-import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
-import anyio
 from mcp.types import RequestId
 
 from mcp_runtime.sdk import AccessToken
@@ -36,35 +33,89 @@ def owner_of(token: AccessToken | None) -> Owner:
 
 
 class RunningCall:
-    """One call in flight: its cancel scope, with the call's deadline, and who stopped it
-    (``shutdown``, ``client``)."""
+    """One call in flight, as the context its tool runs in: its deadline, and who stopped
+    it (``shutdown``, ``client``).
 
-    __slots__ = ("owner", "request_id", "scope", "stopped_by", "tool")
+    Stopping cancels the task the call runs in, once, as :func:`asyncio.timeout` does (so
+    a tool's shielded cleanup runs to its end); leaving the ``with`` block takes back that
+    cancellation, and only that one, so a cancellation from anything else (the SDK's own,
+    an enclosing scope's) goes on as it came. A call that was stopped answers as stopped
+    even when its tool caught the cancellation and returned a value after all.
+    """
+
+    __slots__ = (
+        "_calls",
+        "_cancelling",
+        "_deadline",
+        "_task",
+        "cancel_requested",
+        "owner",
+        "request_id",
+        "stopped_by",
+        "timeout",
+        "tool",
+    )
 
     def __init__(
-        self, tool: str, owner: Owner, request_id: RequestId | None, timeout: float | None = None
+        self,
+        tool: str,
+        owner: Owner,
+        request_id: RequestId | None,
+        timeout: float | None,
+        calls: set["RunningCall"],
     ) -> None:
         self.tool = tool
         self.owner = owner
         self.request_id = request_id
-        deadline = math.inf if timeout is None else anyio.current_time() + timeout
-        self.scope = anyio.CancelScope(deadline=deadline)
+        self.timeout = timeout
         self.stopped_by: Literal["shutdown", "client"] | None = None
+        self.cancel_requested = False
+        self._calls = calls
+        self._task: asyncio.Task[Any] | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+        self._cancelling = 0
+
+    def __enter__(self) -> "RunningCall":
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a tool call runs in an asyncio task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        if self.timeout is not None:
+            self._deadline = task.get_loop().call_later(self.timeout, self._cancel)
+        self._calls.add(self)
+        if self.stopped_by is not None:
+            self._cancel()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
+        self._calls.discard(self)
+        if self._deadline is not None:
+            self._deadline.cancel()
+        task, self._task = self._task, None
+        if not self.cancel_requested or task is None:
+            return False
+        return task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError
+
+    def _cancel(self) -> None:
+        if self._task is not None and not self.cancel_requested:
+            self.cancel_requested = True
+            self._task.cancel()
 
     def stop(self, by: Literal["shutdown", "client"]) -> None:
         """Cancel the call; the first to stop it is the one its answer names."""
         if self.stopped_by is None:
             self.stopped_by = by
-        self.scope.cancel()
+        self._cancel()
 
     def stopped(self, by: Literal["shutdown", "client"]) -> bool:
         """Whether ``by`` stopped the call before it had its value."""
-        return self.scope.cancelled_caught and self.stopped_by == by
+        return self.cancel_requested and self.stopped_by == by
 
     def timed_out(self) -> bool:
         """Whether the call's deadline passed before it had its value (and nothing else
         stopped it first)."""
-        return self.scope.cancelled_caught and self.stopped_by is None
+        return self.cancel_requested and self.stopped_by is None
 
 
 class InFlight:
@@ -80,25 +131,19 @@ class InFlight:
         """How many tool calls are running now."""
         return len(self._calls)
 
-    @contextmanager
     def call(
         self,
         tool: str = "",
         owner: Owner = None,
         request_id: RequestId | None = None,
         timeout: float | None = None,
-    ) -> Iterator[RunningCall]:
-        """Run one call of ``tool``, made by ``owner`` in the request ``request_id``, cut
-        short after ``timeout`` seconds (None: never)."""
-        call = RunningCall(tool, owner, request_id, timeout)
+    ) -> RunningCall:
+        """The context to run one call of ``tool`` in, made by ``owner`` in the request
+        ``request_id``, cut short after ``timeout`` seconds (None: never)."""
+        call = RunningCall(tool, owner, request_id, timeout, self._calls)
         if self.stopping:
             call.stop("shutdown")
-        self._calls.add(call)
-        try:
-            with call.scope:
-                yield call
-        finally:
-            self._calls.discard(call)
+        return call
 
     def begin_draining(self) -> None:
         """Take no new calls (readiness answers 503); the calls in flight go on."""

@@ -17,6 +17,10 @@ they are not merged across workers.
 """
 
 import os
+import time
+from bisect import bisect_left
+from collections.abc import Iterator
+from itertools import accumulate
 
 from prometheus_client import (
     REGISTRY,
@@ -27,6 +31,14 @@ from prometheus_client import (
     make_asgi_app,
     multiprocess,
 )
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 from starlette.types import ASGIApp
 
 __all__ = [
@@ -34,6 +46,8 @@ __all__ = [
     "DURATION_BUCKETS",
     "MULTIPROC_DIR",
     "CallMetrics",
+    "LocalCalls",
+    "SharedCalls",
     "mark_worker_dead",
     "metrics_app",
 ]
@@ -41,69 +55,153 @@ __all__ = [
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """The environment variable that puts prometheus-client in multiprocess mode."""
 
+NO_CREATED = "PROMETHEUS_DISABLE_CREATED_SERIES"
+"""The environment variable that leaves out the ``_created`` series (prometheus-client's)."""
+
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Upper bounds of the duration histogram, in seconds: from 5 ms to the default call timeout."""
 
-CALLS = Counter(
-    "mcp_tool_calls", "Tool calls that have ended, by tool and outcome.", ["tool", "outcome"]
-)
-DURATION = Histogram(
-    "mcp_tool_call_duration_seconds",
-    "How long tool calls took, by tool and outcome.",
-    ["tool", "outcome"],
-    buckets=DURATION_BUCKETS,
-)
-CALLS_IN_FLIGHT = Gauge(
-    "mcp_tool_calls_in_flight",
-    "Tool calls running now, by tool.",
-    ["tool"],
-    multiprocess_mode="livesum",
-)
-THREADS_RUNNING = Gauge(
-    "mcp_tool_threads_running",
-    "Worker threads running a sync tool now, by tool, those whose call has ended included.",
-    ["tool"],
-    multiprocess_mode="livesum",
-)
+CALLS_HELP = "Tool calls that have ended, by tool and outcome."
+DURATION_HELP = "How long tool calls took, by tool and outcome."
+IN_FLIGHT_HELP = "Tool calls running now, by tool."
+
+
+class Ended:
+    """The calls of one tool that ended with one outcome: how many, and how long they took."""
+
+    __slots__ = ("buckets", "count", "created", "seconds")
+
+    def __init__(self) -> None:
+        self.count = 0.0
+        self.seconds = 0.0
+        self.buckets = [0.0] * (len(DURATION_BUCKETS) + 1)  # the last one: +Inf
+        self.created = time.time()
+
+
+class LocalCalls(Collector):
+    """The call metrics of one process, kept as plain numbers and read at each scrape.
+
+    Updated and scraped from the event loop's thread (a scrape copies what it reads),
+    without the lock each prometheus-client value takes; the samples are those the
+    prometheus-client metrics of the same names would expose, ``_created`` included.
+    """
+
+    def __init__(self) -> None:
+        self.in_flight: dict[str, float] = {}
+        self.ended: dict[tuple[str, str], Ended] = {}
+
+    def started(self, tool: str) -> None:
+        self.in_flight[tool] = self.in_flight.get(tool, 0.0) + 1.0
+
+    def finished(self, tool: str, outcome: str, seconds: float) -> None:
+        ended = self.ended.get((tool, outcome))
+        if ended is None:
+            ended = self.ended[tool, outcome] = Ended()
+        ended.count += 1.0
+        ended.seconds += seconds
+        ended.buckets[bisect_left(DURATION_BUCKETS, seconds)] += 1.0
+        running = self.in_flight.get(tool)
+        if running is not None:
+            self.in_flight[tool] = running - 1.0
+
+    def describe(self) -> Iterator[Metric]:
+        """The metric families, without samples (their names guard against duplicates)."""
+        yield CounterMetricFamily("mcp_tool_calls", CALLS_HELP, labels=["tool", "outcome"])
+        yield HistogramMetricFamily(
+            "mcp_tool_call_duration_seconds", DURATION_HELP, labels=["tool", "outcome"]
+        )
+        yield GaugeMetricFamily("mcp_tool_calls_in_flight", IN_FLIGHT_HELP, labels=["tool"])
+
+    def collect(self) -> Iterator[Metric]:
+        created = os.environ.get(NO_CREATED, "false").lower() not in ("true", "1", "t")
+        ended = list(self.ended.items())
+        calls = CounterMetricFamily("mcp_tool_calls", CALLS_HELP, labels=["tool", "outcome"])
+        duration = HistogramMetricFamily(
+            "mcp_tool_call_duration_seconds", DURATION_HELP, labels=["tool", "outcome"]
+        )
+        for labels, series in ended:
+            calls.add_metric(labels, series.count, created=series.created if created else None)
+        yield calls
+        for labels, series in ended:
+            buckets = [*accumulate(series.buckets)]
+            bounds = [*map(floatToGoString, DURATION_BUCKETS), "+Inf"]
+            duration.add_metric(labels, list(zip(bounds, buckets, strict=True)), series.seconds)
+            if created:
+                labelled = dict(zip(("tool", "outcome"), labels, strict=True))
+                duration.add_sample(f"{duration.name}_created", labelled, series.created)
+        yield duration
+        in_flight = GaugeMetricFamily("mcp_tool_calls_in_flight", IN_FLIGHT_HELP, labels=["tool"])
+        for tool, running in list(self.in_flight.items()):
+            in_flight.add_metric([tool], running)
+        yield in_flight
+
+
+class SharedCalls:
+    """The call metrics of one of several worker processes, in prometheus-client's
+    multiprocess files, which a scrape of any worker merges."""
+
+    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        labels = ["tool", "outcome"]
+        self.calls = Counter("mcp_tool_calls", CALLS_HELP, labels, registry=registry)
+        self.duration = Histogram(
+            "mcp_tool_call_duration_seconds",
+            DURATION_HELP,
+            labels,
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.gauge = Gauge(
+            "mcp_tool_calls_in_flight",
+            IN_FLIGHT_HELP,
+            ["tool"],
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
+        self.in_flight: dict[str, Gauge] = {}
+        self.ended: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+
+    def started(self, tool: str) -> None:
+        gauge = self.in_flight.get(tool)
+        if gauge is None:
+            gauge = self.in_flight[tool] = self.gauge.labels(tool)
+        gauge.inc()
+
+    def finished(self, tool: str, outcome: str, seconds: float) -> None:
+        series = self.ended.get((tool, outcome))
+        if series is None:
+            series = self.ended[tool, outcome] = (
+                self.calls.labels(tool, outcome),
+                self.duration.labels(tool, outcome),
+            )
+        calls, duration = series
+        calls.inc()
+        duration.observe(seconds)
+        gauge = self.in_flight.get(tool)
+        if gauge is not None:
+            gauge.dec()
 
 
 class CallMetrics:
     """Counts and times the tool calls of this process; does nothing while disabled.
 
-    The labelled series are looked up once per tool (and outcome), then kept.
+    In one process the figures are :class:`LocalCalls`; with several workers
+    (``PROMETHEUS_MULTIPROC_DIR`` set when the process starts) :class:`SharedCalls`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, calls: LocalCalls | SharedCalls) -> None:
         self.enabled = True
-        self._in_flight: dict[str, Gauge] = {}
+        self.calls = calls
         self._threads: dict[str, Gauge] = {}
-        self._ended: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     def started(self, tool: str) -> None:
         """A call of ``tool`` has started."""
-        if not self.enabled:
-            return
-        gauge = self._in_flight.get(tool)
-        if gauge is None:
-            gauge = self._in_flight[tool] = CALLS_IN_FLIGHT.labels(tool)
-        gauge.inc()
+        if self.enabled:
+            self.calls.started(tool)
 
     def finished(self, tool: str, outcome: str, seconds: float) -> None:
         """A call of ``tool`` has ended with ``outcome`` after ``seconds``."""
-        if not self.enabled:
-            return
-        series = self._ended.get((tool, outcome))
-        if series is None:
-            series = self._ended[tool, outcome] = (
-                CALLS.labels(tool, outcome),
-                DURATION.labels(tool, outcome),
-            )
-        calls, duration = series
-        calls.inc()
-        duration.observe(seconds)
-        gauge = self._in_flight.get(tool)
-        if gauge is not None:
-            gauge.dec()
+        if self.enabled:
+            self.calls.finished(tool, outcome, seconds)
 
     def threads_running(self, tool: str, change: int) -> None:
         """``change`` more (or fewer) worker threads run ``tool``; from any thread."""
@@ -115,7 +213,24 @@ class CallMetrics:
         gauge.inc(change)
 
 
-CALL_METRICS = CallMetrics()
+def _calls() -> LocalCalls | SharedCalls:
+    if os.environ.get(MULTIPROC_DIR):
+        return SharedCalls()
+    local = LocalCalls()
+    REGISTRY.register(local)
+    return local
+
+
+_CALLS = _calls()  # registered first: the families keep the order they always had
+THREADS_RUNNING = Gauge(
+    "mcp_tool_threads_running",
+    "Worker threads running a sync tool now, by tool, those whose call has ended included.",
+    ["tool"],
+    multiprocess_mode="livesum",
+)
+
+
+CALL_METRICS = CallMetrics(_CALLS)
 
 
 def metrics_app() -> ASGIApp:

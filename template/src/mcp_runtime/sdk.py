@@ -32,6 +32,7 @@ from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp.types import RequestId, RequestParamsMeta
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
 
@@ -105,9 +106,28 @@ def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> 
     )
 
 
-def pre_parse_json(metadata: FuncMetadata, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the SDK reads them: JSON text sent for a list or object is decoded."""
-    return metadata.pre_parse_json(arguments)
+def json_text_keys(arguments: type[BaseModel]) -> frozenset[str]:
+    """The argument keys whose string value the SDK may decode as JSON text: each field's
+    name and alias, mapped as the SDK maps them, where the field is not annotated ``str``."""
+    fields: dict[str, FieldInfo] = {}
+    for name, field in arguments.model_fields.items():
+        fields[name] = field
+        if field.alias:
+            fields[field.alias] = field
+    return frozenset(key for key, field in fields.items() if field.annotation is not str)
+
+
+def pre_parse_json(
+    metadata: FuncMetadata, arguments: dict[str, Any], json_keys: frozenset[str]
+) -> dict[str, Any]:
+    """Arguments as the SDK reads them: JSON text sent for a list or object is decoded.
+
+    ``json_keys`` is :func:`json_text_keys` of the arguments' model: with no string
+    under any of them, there is nothing to decode, and ``arguments`` comes back as is.
+    """
+    if json_keys and any(isinstance(arguments.get(key), str) for key in json_keys):
+        return metadata.pre_parse_json(arguments)
+    return arguments
 
 
 def request_headers() -> Mapping[str, str] | None:

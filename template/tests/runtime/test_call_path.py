@@ -21,7 +21,7 @@ from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.contract_tool import CallPolicy, ContractTool, ToolCaller
 from mcp_runtime.gate import to_fastmcp
 from mcp_runtime.in_flight import IN_FLIGHT
-from mcp_runtime.sdk import MCPServer
+from mcp_runtime.sdk import MCPServer, func_metadata, json_text_keys, pre_parse_json
 from mcp_runtime.server import create_server
 from mcp_runtime.settings import ServiceSettings
 from mcp_runtime.testing import connect
@@ -181,6 +181,45 @@ async def test_sync_tool_past_the_timeout_answers_at_the_deadline() -> None:
     assert text_of(result) == (
         "Tool 'stuck' did not finish within 0.2 seconds: try again later, or ask for less at once."
     )
+
+
+async def test_a_tool_that_catches_its_deadline_still_answers_timed_out() -> None:
+    @tool
+    async def stubborn() -> ToolResult:
+        """Catch the cancellation and answer anyway."""
+        try:
+            await anyio.sleep(30)
+        except asyncio.CancelledError:
+            await anyio.sleep(0.05)
+        return ToolResult(message="late")
+
+    with anyio.fail_after(10):
+        result = await call(stubborn, timeout=0.1)
+    assert result.is_error is True
+    assert text_of(result) == (
+        "Tool 'stubborn' did not finish within 0.1 seconds: try again later, or ask for less "
+        "at once."
+    )
+
+
+async def test_a_tools_shielded_cleanup_runs_to_its_end_past_the_deadline() -> None:
+    cleaned: list[str] = []
+
+    @tool
+    async def careful() -> ToolResult:
+        """Clean up, shielded, when cancelled."""
+        try:
+            await anyio.sleep(30)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.1)
+                cleaned.append("done")
+        return ToolResult(message="never")
+
+    with anyio.fail_after(10):
+        result = await call(careful, timeout=0.1)
+    assert (result.is_error, cleaned) == (True, ["done"])
+    assert "did not finish within 0.1 seconds" in text_of(result)
 
 
 async def hang(threads: ToolThreads, name: str, release: threading.Event, calls: int = 1) -> None:
@@ -625,6 +664,48 @@ def test_arguments_are_parsed_as_langchain_parses_them(
     except ValidationError as exc:
         parsed = exc.errors(include_url=False)
     assert parsed == expected
+
+
+class CrossedAliases(BaseModel):
+    """One field's alias is another field's name: the SDK maps the key to the later."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    rows: list[int] = Field(alias="label")
+    label: str = "none"
+    extra: dict[str, int] | None = None
+    counts: list[int] = Field(default_factory=list, alias="n")
+
+
+JSON_TEXT_CASES = [
+    {"name": "Ada"},
+    {"name": "[1, 2]"},
+    {"name": "Ada", "times": "3", "rows": "[1, 2]"},
+    {"name": "Ada", "rows": "[1, 2", "separator": '"x"'},
+    {"name": "Ada", "rows": '"[1]"', "times": "{}"},
+    {"name": "Ada", "rows": [1, 2], "unknown": "[1]"},
+    {"city": "[1]", "days": "[5]"},
+    {"label": "[1, 2]", "rows": "[3]", "extra": '{"a": 1}'},
+    {"label": "plain text", "extra": "1e999", "n": "[1, 2]"},
+    {"counts": "[3]", "n": "[4]"},
+    {},
+]
+
+
+@pytest.mark.parametrize("arguments", JSON_TEXT_CASES)
+def test_json_text_in_arguments_is_decoded_as_the_sdk_decodes_it(arguments: dict[str, Any]) -> None:
+    metadata = [tool.fn_metadata for tool in map(to_fastmcp, PARSED_TOOLS.values())]
+    metadata.append(func_metadata(CrossedAliases, {}))
+    for tool_metadata_ in metadata:
+        keys = json_text_keys(tool_metadata_.arg_model)
+        decoded = pre_parse_json(tool_metadata_, dict(arguments), keys)
+        assert decoded == tool_metadata_.pre_parse_json(dict(arguments))
+    assert json_text_keys(CrossedAliases) == {
+        "rows",
+        "extra",
+        "counts",
+        "n",
+    }  # "label" is the str field
 
 
 def test_a_tool_with_its_own_run_machinery_is_parsed_by_langchain() -> None:

@@ -305,11 +305,26 @@ async def test_under_oauth_a_cancel_stops_only_its_callers_call(
 async def test_a_cancel_names_the_call_by_owner_and_id_of_the_same_type() -> None:
     calls = InFlight()
     alice = ("alice", "app")
-    with calls.call("t", alice, 5) as fives, calls.call("t", alice, "5") as text:
+    entered = {5: anyio.Event(), "5": anyio.Event()}
+    stopped: dict[object, bool] = {}
+
+    async def call(request_id: int | str) -> None:
+        with calls.call("t", alice, request_id) as running:
+            entered[request_id].set()
+            await anyio.sleep(WAIT_SECONDS)
+        stopped[request_id] = running.stopped("client")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, 5)
+        group.start_soon(call, "5")
+        await entered[5].wait()
+        await entered["5"].wait()
         assert calls.cancel(("bob", "app"), 5) is False
         assert calls.cancel(None, 5) is False
         assert calls.cancel(alice, 6) is False
         assert calls.cancel(alice, 5) is True
-        assert (fives.scope.cancel_called, text.scope.cancel_called) == (True, False)
+        await anyio.wait_all_tasks_blocked()
+        assert (stopped, calls.count) == ({5: True}, 1)
         assert calls.cancel(alice, "5") is True
+    assert stopped == {5: True, "5": True}
     assert calls.count == 0

@@ -3,6 +3,7 @@ calls in flight; merged across worker processes; off with ``MCP_METRICS=false``.
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,12 +17,19 @@ import anyio
 import httpx
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, tool
-from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_runtime import ToolError, ToolResult
 from mcp_runtime.http_app import ServiceApp, http_app
-from mcp_runtime.metrics import CALL_METRICS, DURATION_BUCKETS, MULTIPROC_DIR
+from mcp_runtime.metrics import (
+    CALL_METRICS,
+    DURATION_BUCKETS,
+    MULTIPROC_DIR,
+    LocalCalls,
+    SharedCalls,
+)
 from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import create_server
@@ -175,6 +183,42 @@ async def test_metrics_off_records_nothing() -> None:
     finally:
         CALL_METRICS.enabled = True
     assert recorded == [2, 0]
+
+
+METRIC_EVENTS: list[tuple[str, tuple[Any, ...]]] = [
+    ("started", ("a",)),
+    ("finished", ("a", "ok", 0.004)),
+    ("started", ("b",)),
+    ("started", ("a",)),
+    ("finished", ("a", "ok", 0.005)),  # on a bucket's bound: counted in that bucket
+    ("finished", ("a", "timeout", 61.0)),  # past the last bound: +Inf only
+    ("finished", ("b", "tool_error", 0.3)),
+    ("finished", ("c", "ok", 0.01)),  # never started here: no in-flight series
+    ("started", ("d",)),
+    ("finished", ("a", "ok", 0.0)),
+]
+
+
+def exposition(registry: CollectorRegistry, generate: Callable[[Any], bytes]) -> str:
+    """What a scrape of ``registry`` reads, each ``_created`` time replaced by ``T``."""
+    return re.sub(r"(_created\{[^}]*\}) \S+", r"\1 T", generate(registry).decode())
+
+
+@pytest.mark.parametrize(
+    "generate", [generate_latest, generate_openmetrics], ids=["text", "openmetrics"]
+)
+def test_one_process_exposes_what_prometheus_client_metrics_would(
+    generate: Callable[[Any], bytes],
+) -> None:
+    local_registry, shared_registry = CollectorRegistry(), CollectorRegistry()
+    local, shared = LocalCalls(), SharedCalls(registry=shared_registry)
+    local_registry.register(local)
+    for method, arguments in METRIC_EVENTS:
+        getattr(local, method)(*arguments)
+        getattr(shared, method)(*arguments)
+    expected = exposition(shared_registry, generate)
+    assert "mcp_tool_call_duration_seconds_created{" in expected
+    assert exposition(local_registry, generate) == expected
 
 
 def registry_samples() -> Samples:
