@@ -48,7 +48,7 @@ from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.metrics import MULTIPROC_DIR, mark_worker_dead
 from mcp_runtime.settings import ServiceSettings, SettingsError
 
-__all__ = ["DrainingServer", "HeadTimeoutProtocol", "ServingConfig", "serve"]
+__all__ = ["DrainingServer", "HeadTimeoutProtocol", "ServingConfig", "Supervisor", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def serve(settings: ServiceSettings, app: str = SERVICE_APP) -> None:
         socket = config.bind_socket()
         # uvicorn's supervisor starts (and restarts) each worker as a ``multiprocess.Process``.
         multiprocess.Process = DrainingWorker  # type: ignore[misc]
-        multiprocess.Multiprocess(config, sockets=[socket]).run()
+        Supervisor(config, sockets=[socket]).run()
 
 
 @contextmanager
@@ -247,6 +247,17 @@ class DrainingServer(uvicorn.Server):
         AppStatus.should_exit = True  # ends the SSE streams still open (stateful GET streams)
         self.should_exit = True
         return True
+
+
+class Supervisor(multiprocess.Multiprocess):
+    """uvicorn's supervisor of the workers, which lets go of the listening socket once it
+    stops them: the socket then closes with the last worker to stop listening, so a client
+    that connects later is refused at once, not left queued until the supervisor exits."""
+
+    def terminate_all(self) -> None:
+        super().terminate_all()
+        for listening in self.sockets:
+            listening.close()
 
 
 class DrainingWorker(multiprocess.Process):

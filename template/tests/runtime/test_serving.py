@@ -21,11 +21,13 @@ import httpx
 import pytest
 import uvicorn
 from langchain_core.tools import tool
+from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
 from mcp_runtime import ToolResult, cli
 from mcp_runtime.http_app import http_app
 from mcp_runtime.logs import JsonFormatter
 from mcp_runtime.server import create_server
+from mcp_runtime.serving import SERVICE_APP, ServingConfig, Supervisor
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
 from mcp_runtime.toolsets import Toolset
@@ -548,6 +550,22 @@ def test_a_second_sigint_ends_the_grace(tmp_path: Path) -> None:
         status = server.process.wait(timeout=WAIT_SECONDS)
     assert results == [stopped("hold")]
     assert status == 0
+
+
+def test_the_supervisor_lets_go_of_the_listening_socket_once_it_stops_the_workers() -> None:
+    # Else the socket outlives the last worker, and a client that connects then is queued,
+    # unanswered, until the supervisor exits (and dropped), not refused at once.
+    settings = ServiceSettings(workers=2, port=free_port())
+    config = ServingConfig(SERVICE_APP, settings)
+    handlers = {number: signal.getsignal(number) for number in SUPERVISOR_SIGNALS}
+    listening = config.bind_socket()
+    try:
+        supervisor = Supervisor(config, sockets=[listening])
+        supervisor.terminate_all()  # its workers were never started: there is none to stop
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    assert listening.fileno() == -1
 
 
 def test_serve_exits_0_on_sigterm() -> None:
