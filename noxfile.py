@@ -193,7 +193,7 @@ def service(session: nox.Session, cell: Cell) -> None:
         sync = ["uv", "--quiet", "sync", "--compile-bytecode"]
         in_service(session, *sync, "--python", interpreter(cell.python))
         in_service(session, "scripts/lint")  # first: the suite's scaffold tests reuse its cache
-        in_service(session, *pytest, *session.posargs)
+        in_service(session, *pytest, "--runtime-suite", *session.posargs)
         # Each way in once: check through the command, schema through ``python -m``.
         in_service(session, "uv", "run", "--quiet", slug, "check")
         schema = ["uv", "run", "--quiet", "python", "-m", package, "schema"]

@@ -173,14 +173,17 @@ def first_week(run: Run, slug: str, *tests: str) -> Week:
 
 def runtime_tests_except(service: Path, *kept: str) -> list[str]:
     """pytest options that deselect the runtime's test modules of ``service`` but ``kept``:
-    the whole suite is still collected (so its modules import beside the team's), and the
-    team's tests run with the kept ones."""
+    the whole suite is still collected (``--runtime-suite``: so its modules import beside
+    the team's), and the team's tests run with the kept ones."""
     modules = sorted(path.relative_to(service) for path in service.glob("tests/runtime/test_*.py"))
     return [
-        option
-        for module in modules
-        if str(module) not in kept
-        for option in ("--deselect", str(module))
+        "--runtime-suite",
+        *(
+            option
+            for module in modules
+            if str(module) not in kept
+            for option in ("--deselect", str(module))
+        ),
     ]
 
 

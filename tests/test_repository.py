@@ -224,7 +224,7 @@ def test_ci_installs_exactly_the_lock_and_runs_every_check(rendered: Render) -> 
     commands = [s["run"] for s in steps if "run" in s]
     assert commands[1:] == [
         "uv sync --locked",
-        "uv run pytest",
+        "uv run pytest --runtime-suite",
         "scripts/lint",
         "uv run python -m mcp_runtime check",
     ]

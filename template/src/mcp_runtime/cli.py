@@ -7,9 +7,9 @@ contract violations, 2 for bad usage or setup), never as a traceback.
 
 import argparse
 import asyncio
+import functools
 import gc
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +25,7 @@ from mcp_runtime.contract_snapshot import (
     render,
     report,
 )
-from mcp_runtime.http_app import MCP_PATH
+from mcp_runtime.http_app import MCP_PATH, service_app
 from mcp_runtime.logs import configure_logging
 from mcp_runtime.server import UnknownToolsetError, build_server
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
@@ -144,9 +144,10 @@ def _serve(args: argparse.Namespace) -> int:
         f"{MCP_PATH} ({settings.workers} worker(s))",
         file=sys.stderr,
     )
-    # The app is built again from the environment, in each worker: pass the options on.
-    os.environ.update({"MCP_HOST": settings.host, "MCP_PORT": str(settings.port)})
-    serving.serve(settings)
+    if settings.workers == 1:  # this process serves the server it built
+        serving.serve(settings, functools.partial(service_app, settings, server))
+    else:  # each worker builds its own from the same settings
+        serving.serve(settings, functools.partial(service_app, settings))
     return 0
 
 

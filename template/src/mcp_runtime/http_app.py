@@ -57,6 +57,7 @@ __all__ = [
     "ServiceApp",
     "app_from_environment",
     "http_app",
+    "service_app",
 ]
 
 logger = logging.getLogger(__name__)
@@ -108,19 +109,28 @@ def http_app(server: MCPServer, settings: ServiceSettings | None = None) -> "Ser
     )
 
 
-def app_from_environment() -> "ServiceApp":
-    """The app as the environment's settings say: the factory each worker process calls."""
+def service_app(settings: ServiceSettings, server: MCPServer | None = None) -> "ServiceApp":
+    """The service's app as ``settings`` say, serving ``server`` (built through the gate).
+
+    Without ``server``, as in a worker process, the process sets up its logging and
+    builds the installed service's server itself: the gate runs once in each process.
+    """
     from mcp_runtime.logs import configure_logging
     from mcp_runtime.server import build_server
     from mcp_runtime.tracing import configure_tracing
 
-    settings = load_settings()
-    configure_logging(settings.log_level, settings.log_format)
-    server = build_server(settings=settings)
+    if server is None:
+        configure_logging(settings.log_level, settings.log_format)
+        server = build_server(settings=settings)
     configure_tracing(server.name)
     app = http_app(server, settings)
     gc.freeze()  # the app and what the imports built live as long as the process
     return app
+
+
+def app_from_environment() -> "ServiceApp":
+    """The app as the environment's settings say (``uvicorn --factory`` can serve it)."""
+    return service_app(load_settings())
 
 
 def json_rpc_error(code: int, message: str) -> bytes:

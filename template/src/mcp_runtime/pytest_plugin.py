@@ -1,11 +1,17 @@
-"""The runtime's pytest fixtures, for the service's tests and the runtime's own.
+"""The runtime's pytest fixtures and options, for the service's tests and the runtime's own.
 
 Loaded by ``-p mcp_runtime.pytest_plugin`` in ``pyproject.toml``, so that
 ``tests/conftest.py`` stays the service team's file.
+
+``uv run pytest`` runs the team's tests and the runtime's checks of the team's tools
+(:data:`TEAM_CHECKS`: the startup gate on every tool, the published contract). The rest
+of the runtime's own suite in ``tests/runtime/`` runs with ``--runtime-suite`` (the
+service's CI passes it), or when it is named: ``uv run pytest tests/runtime``.
 """
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -16,6 +22,37 @@ from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import MCPServer
 from mcp_runtime.server import build_server
 from mcp_runtime.tracing import use_tracer_provider
+
+RUNTIME_SUITE = Path("tests", "runtime")
+"""Where the runtime's own tests live, from the service's root."""
+
+TEAM_CHECKS = frozenset({"test_contract.py", "test_contract_snapshot.py"})
+"""The runtime's test modules that check the team's tools: they always run."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--runtime-suite",
+        action="store_true",
+        help=f"also run the runtime's own tests in {RUNTIME_SUITE}/ (the service's CI does)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave out the runtime's own test modules but :data:`TEAM_CHECKS`, unless asked for."""
+    suite = config.rootpath / RUNTIME_SUITE
+    if collection_path.parent != suite or collection_path.name in TEAM_CHECKS:
+        return None
+    if not collection_path.name.startswith("test_") or config.getoption("runtime_suite"):
+        return None
+    named = _named_paths(config)
+    return None if suite.resolve() in named or collection_path.resolve() in named else True
+
+
+def _named_paths(config: pytest.Config) -> set[Path]:
+    """The paths the command line names (a node id's path part)."""
+    invoked = config.invocation_params.dir
+    return {(invoked / argument.split("::")[0]).resolve() for argument in config.args}
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Build the MCP server: discover the toolsets and pass every tool through the gate."""
 
+import logging
 from collections.abc import Sequence
 
 from mcp_runtime.auth import JwtVerifier
@@ -18,6 +19,8 @@ __all__ = [
     "oauth_settings",
     "transport_security",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class UnknownToolsetError(Exception):
@@ -47,7 +50,10 @@ def build_server(
         loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
         broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
     violations = toolset_violations(broken)
-    return create_server(service.name, loaded, violations=violations, settings=settings)
+    server = create_server(service.name, loaded, violations=violations, settings=settings)
+    tools = sum(len(toolset.tools) for toolset in loaded)
+    logger.debug("startup gate: the %d tools of %s keep the contract", tools, service.name)
+    return server
 
 
 def create_server(

@@ -30,7 +30,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -39,6 +39,7 @@ from typing import Any
 import h11
 import uvicorn
 from sse_starlette.sse import AppStatus
+from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import multiprocess
@@ -48,23 +49,32 @@ from mcp_runtime.in_flight import IN_FLIGHT
 from mcp_runtime.metrics import MULTIPROC_DIR, mark_worker_dead
 from mcp_runtime.settings import ServiceSettings, SettingsError
 
-__all__ = ["DrainingServer", "HeadTimeoutProtocol", "ServingConfig", "Supervisor", "serve"]
+__all__ = [
+    "AppFactory",
+    "DrainingServer",
+    "HeadTimeoutProtocol",
+    "ServingConfig",
+    "Supervisor",
+    "serve",
+]
 
 logger = logging.getLogger(__name__)
 
-SERVICE_APP = "mcp_runtime.http_app:app_from_environment"
+AppFactory = Callable[[], ASGIApp] | str
+"""What builds a process's app: a callable, or the "module:function" name of one."""
 CUT_SHORT_SECONDS = 3.0
 """After the grace: how long the calls cut short have to send their answers."""
 CLOSE_SECONDS = 3
 """Then: how long the responses still being written have to finish."""
 
 
-def serve(settings: ServiceSettings, app: str = SERVICE_APP) -> None:
-    """Serve the app that the factory ``app`` ("module:function") builds, until drained.
+def serve(settings: ServiceSettings, app: AppFactory) -> None:
+    """Serve the app that the factory ``app`` builds, until drained.
 
-    Each process builds its own app by calling the factory, which reads its settings
-    from the environment; ``settings`` gives the address, the workers, the limits and
-    the shutdown grace.
+    Each process builds its own app by calling the factory (with several workers it is
+    pickled to each: a module-level function, a ``functools.partial`` of one, or its
+    "module:function" name); ``settings`` gives the address, the workers, the limits
+    and the shutdown grace.
     """
     config = ServingConfig(app, settings)
     with metrics_directory(settings):
@@ -119,7 +129,7 @@ def metrics_directory(settings: ServiceSettings) -> Iterator[None]:
 class ServingConfig(uvicorn.Config):
     """uvicorn's configuration from the service's settings (pickled to each worker)."""
 
-    def __init__(self, app: str, settings: ServiceSettings) -> None:
+    def __init__(self, app: AppFactory, settings: ServiceSettings) -> None:
         super().__init__(
             app,
             factory=True,

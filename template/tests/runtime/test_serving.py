@@ -2,6 +2,7 @@
 call logs and graceful shutdown."""
 
 import contextlib
+import functools
 import http.client
 import json
 import logging
@@ -24,10 +25,10 @@ from langchain_core.tools import tool
 from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
 from mcp_runtime import ToolResult, cli
-from mcp_runtime.http_app import http_app
+from mcp_runtime.http_app import http_app, service_app
 from mcp_runtime.logs import JsonFormatter
 from mcp_runtime.server import create_server
-from mcp_runtime.serving import SERVICE_APP, ServingConfig, Supervisor
+from mcp_runtime.serving import ServingConfig, Supervisor
 from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
 from mcp_runtime.toolsets import Toolset
@@ -556,7 +557,7 @@ def test_the_supervisor_lets_go_of_the_listening_socket_once_it_stops_the_worker
     # Else the socket outlives the last worker, and a client that connects then is queued,
     # unanswered, until the supervisor exits (and dropped), not refused at once.
     settings = ServiceSettings(workers=2, port=free_port())
-    config = ServingConfig(SERVICE_APP, settings)
+    config = ServingConfig(functools.partial(service_app, settings), settings)
     handlers = {number: signal.getsignal(number) for number in SUPERVISOR_SIGNALS}
     listening = config.bind_socket()
     try:
@@ -569,7 +570,7 @@ def test_the_supervisor_lets_go_of_the_listening_socket_once_it_stops_the_worker
 
 
 def test_serve_exits_0_on_sigterm() -> None:
-    with run_server(SERVE) as server:
+    with run_server(SERVE, env={"MCP_LOG_LEVEL": "DEBUG"}) as server:
         hello = {"name": "hello", "arguments": {"name": "Ada"}}
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hello}
         answer = httpx.post(server.url, headers=HEADERS, json=call)
@@ -579,6 +580,8 @@ def test_serve_exits_0_on_sigterm() -> None:
     assert answer.status_code == 200
     assert status == 0
     assert "Traceback" not in log
+    # The one process serves the server it checked: the gate ran once.
+    assert log.count("startup gate: the ") == 1, log
 
 
 def test_readiness_is_busy_while_every_tool_thread_is_taken(tmp_path: Path) -> None:
