@@ -91,8 +91,14 @@ def test_credential_demo_follows_its_answer(rendered: Render) -> None:
     assert (with_demo / demo_test).is_file()
     assert not (without / demo).exists()
     assert not (without / demo_test).exists()
-    assert "x-demo-token" in (with_demo / "README.md").read_text()
-    assert "x-demo-token" not in (without / "README.md").read_text()
+    assert "x-demo-token" in documentation(with_demo)
+    assert "x-demo-token" not in documentation(without)
+
+
+def documentation(service: Path) -> str:
+    """The service's README and its docs/ pages, one after the other."""
+    pages = [service / "README.md", *sorted((service / "docs").glob("*.md"))]
+    return "\n".join(page.read_text() for page in pages)
 
 
 def test_special_characters_in_answers_stay_valid_toml(rendered: Render) -> None:

@@ -1,11 +1,11 @@
 """The gate: every rule a tool must keep to be served, and the conversion that applies them.
 
 Each rule is one function returning the violations it finds (:data:`RULES` names
-them all, and the service README's rule table is tested against it). :func:`to_fastmcp`
-runs every rule on one LangChain tool and builds the served tool from what the rules
-derived (each model and schema is built once); :func:`convert_toolsets` does so for a
-whole service, so a server whose tools break the contract never starts: the error lists
-every violation at once, each with its fix.
+them all; the rule table in the service's ``docs/typed-returns.md`` is tested against
+it). :func:`to_fastmcp` runs every rule on one LangChain tool and builds the served
+tool from what the rules derived (each model and schema is built once);
+:func:`convert_toolsets` does so for a whole service, so a server whose tools break the
+contract never starts: the error lists every violation at once, each with its fix.
 """
 
 import inspect

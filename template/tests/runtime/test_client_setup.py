@@ -7,7 +7,7 @@ needs once the client has substituted its variables: none under ``oauth`` (the c
 signs in itself) but ``Authorization: Bearer`` from ``MCP_TOKEN`` in the ``-token``
 files; ``x-demo-token`` under ``demo-header``; none under ``none``. The commands (Claude
 Code's ``claude mcp add``, the MCP Inspector's UI and CLI) are compared argument by
-argument, and the README shows every file as it is.
+argument, and docs/clients.md shows every file as it is.
 """
 
 import json
@@ -184,9 +184,9 @@ def test_inspector_commands_open_the_ui_and_call_from_the_cli() -> None:
     ]
 
 
-def test_readme_shows_every_setup_as_it_is() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"^```[a-z]*\n(.*?)^```$", readme, re.MULTILINE | re.DOTALL)
+def test_the_docs_show_every_setup_as_it_is() -> None:
+    page = (ROOT / "docs" / "clients.md").read_text()
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
     for path in sorted(CLIENTS.iterdir()):
-        assert f"`deploy/clients/{path.name}`" in readme, f"the README does not name {path.name}"
-        assert path.read_text() in blocks, f"the README does not show {path.name} as it is"
+        assert f"`deploy/clients/{path.name}`" in page, f"docs/clients.md does not name {path.name}"
+        assert path.read_text() in blocks, f"docs/clients.md does not show {path.name} as it is"
