@@ -1,7 +1,7 @@
 """The template's proof: render services across Pythons and answer sets, run their checks.
 
-``nox`` runs the default sessions, each listed with what it proves in the README's test
-section and in the table printed at the end of the run: ``template_tests`` (questions,
+``nox`` runs the default sessions, each listed with what it proves in docs/testing.md
+and in the table printed at the end of the run: ``template_tests`` (questions,
 validators, awkward names, renders, scaffolds, contract snapshots, the matrix itself),
 ``lint`` (this repo's Python), ``service`` (one service per Python, answer set and
 ``auth`` mode, pairwise: the whole runtime suite, lint, ``check`` and ``schema``),

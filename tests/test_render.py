@@ -118,3 +118,10 @@ def test_python_version_reaches_the_tools(rendered: Render) -> None:
     assert 'target-version = "py313"' in pyproject
     assert 'python_version = "3.13"' in pyproject
     assert (service / ".python-version").read_text().strip() == "3.13"
+
+
+def test_the_readmes_teach_in_at_most_200_lines(rendered: Render) -> None:
+    """Reference material lives in docs/ pages, in the template and in a service."""
+    for readme in (TEMPLATE_RUNTIME.parents[2] / "README.md", rendered() / "README.md"):
+        length = len(readme.read_text().splitlines())
+        assert length <= 200, f"{readme} has {length} lines: move reference material to docs/"
