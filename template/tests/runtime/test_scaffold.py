@@ -8,6 +8,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,19 @@ def run(service: Path, *command: str, **variables: str) -> subprocess.CompletedP
     )
 
 
+def test_lint_refuses_an_import_that_is_not_a_declared_dependency(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    package = tmp_path / "src" / "team_code"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("import yaml\nimport not_a_dependency\n")
+    checked = run(tmp_path, "deptry", "src")
+    output = re.sub(r"\x1b\[[0-9;]*m", "", checked.stdout + checked.stderr)
+    assert checked.returncode == 1, output
+    assert "DEP004 'yaml' imported but declared as a dev dependency" in output
+    missing = "DEP001 'not_a_dependency' imported but missing from the dependency definitions"
+    assert missing in output
+
+
 def recorded_tools(service: Path) -> list[str]:
     """The names of the tools in the service's contract snapshot, as often as they appear."""
     contract = json.loads((service / "contract" / "tools.json").read_text())
@@ -126,7 +140,7 @@ def check_written(
     service: no difference)."""
     lint = (service / "scripts" / "lint").read_text().splitlines()
     commands = [line.removeprefix(UV_RUN).split() for line in lint if line.startswith(UV_RUN)]
-    assert [command[0] for command in commands] == ["ruff", "ruff", "mypy"]
+    assert [command[0] for command in commands] == ["ruff", "ruff", "mypy", "deptry"]
     for command in commands:
         linted = run(service, *command, MYPY_CACHE_DIR=mypy_cache)
         assert linted.returncode == 0, linted.stdout + linted.stderr
