@@ -1,14 +1,17 @@
 """What ``copier copy`` writes: a complete service, with no Jinja left in it."""
 
 import re
+import shutil
+import subprocess
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import Render
-from tests.rendering import ANSWER_SETS
+from tests.rendering import ANSWER_SETS, SERVICE_ENVIRONMENT
 
 # A Jinja expression, statement or comment, as the template's files write them.
 JINJA = re.compile(r"\{\{-?\s*[A-Za-z_]|\{%-?\s*[a-z]|\{#")
@@ -125,3 +128,21 @@ def test_the_readmes_teach_in_at_most_200_lines(rendered: Render) -> None:
     for readme in (TEMPLATE_RUNTIME.parents[2] / "README.md", rendered() / "README.md"):
         length = len(readme.read_text().splitlines())
         assert length <= 200, f"{readme} has {length} lines: move reference material to docs/"
+
+
+DEVELOPER_TOOLING = {"scaffold", "scaffold_texts", "testing", "oauth_testing", "pytest_plugin"}
+
+
+def test_the_wheel_holds_the_runtime_but_its_developer_tooling(rendered: Render) -> None:
+    """What the image installs (`uv sync --no-editable` builds this wheel)."""
+    if shutil.which("uv") is None:
+        pytest.skip("the wheel is built with uv: nox -s template_tests has it")
+    service = rendered()
+    build = ["uv", "build", "--wheel", "--quiet", "--out-dir", str(service / "dist")]
+    subprocess.run(build, cwd=service, env=SERVICE_ENVIRONMENT, check=True, capture_output=True)
+    [wheel] = (service / "dist").glob("*.whl")
+    packed = {name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".py")}
+    runtime = {path.stem for path in (service / "src" / "mcp_runtime").glob("*.py")}
+    assert runtime >= DEVELOPER_TOOLING
+    expected = {f"mcp_runtime/{module}.py" for module in runtime - DEVELOPER_TOOLING}
+    assert {name for name in packed if name.startswith("mcp_runtime/")} == expected
