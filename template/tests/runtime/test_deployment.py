@@ -190,4 +190,5 @@ def test_the_service_serves_without_its_developer_tooling() -> None:
     code = f"import sys; {blocked}from mcp_runtime.cli import main; sys.exit(main(['serve']))"
     with run_server([sys.executable, "-c", code], env={"MCP_AUTH": "none"}) as server:
         ready = httpx.get(f"{server.base_url}/readyz")
-        assert ready.status_code == 200, server.log()
+        healthy = httpx.get(f"{server.base_url}/healthz")  # the image's health check
+        assert (ready.status_code, healthy.status_code) == (200, 200), server.log()
