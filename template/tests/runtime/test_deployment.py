@@ -6,8 +6,6 @@ parsed, and the endpoints they point at are requested from a served instance.
 
 import os
 import re
-import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import yaml
 
 from mcp_runtime import service_defaults
 from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
-from mcp_runtime.testing import run_server, serve_http
+from mcp_runtime.testing import serve_http
 from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,22 +171,3 @@ def test_image_copies_no_dotenv_file() -> None:
     assert copied, "the recipe copies nothing from the build context"
     sources = {source for line in copied for source in line.split() if not source.startswith("-")}
     assert sources.isdisjoint({".", "./", ".env", "*"}), sources
-
-
-DEVELOPER_TOOLING = ("scaffold", "scaffold_texts", "testing", "oauth_testing", "pytest_plugin")
-
-
-def test_the_wheel_leaves_out_the_developer_tooling() -> None:
-    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
-    excluded = wheel["targets"]["wheel"]["exclude"]
-    assert excluded == [f"src/mcp_runtime/{module}.py" for module in DEVELOPER_TOOLING]
-
-
-def test_the_service_serves_without_its_developer_tooling() -> None:
-    # What the image holds: every module of the runtime but its developer tooling.
-    blocked = "".join(f"sys.modules['mcp_runtime.{name}'] = None; " for name in DEVELOPER_TOOLING)
-    code = f"import sys; {blocked}from mcp_runtime.cli import main; sys.exit(main(['serve']))"
-    with run_server([sys.executable, "-c", code], env={"MCP_AUTH": "none"}) as server:
-        ready = httpx.get(f"{server.base_url}/readyz")
-        healthy = httpx.get(f"{server.base_url}/healthz")  # the image's health check
-        assert (ready.status_code, healthy.status_code) == (200, 200), server.log()

@@ -1,0 +1,32 @@
+"""What the image installs: the runtime without its developer tooling, which still serves.
+
+The image installs the service's wheel (``uv sync --no-editable``), which leaves out the
+runtime's scaffolds, test helpers and pytest plugin (``pyproject.toml``'s wheel
+``exclude``); the tests and scripts use them from ``src/``.
+"""
+
+import sys
+import tomllib
+from pathlib import Path
+
+import httpx
+
+from mcp_runtime.testing import run_server
+
+ROOT = Path(__file__).resolve().parents[2]
+DEVELOPER_TOOLING = ("scaffold", "scaffold_texts", "testing", "oauth_testing", "pytest_plugin")
+
+
+def test_the_wheel_leaves_out_the_developer_tooling() -> None:
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    excluded = wheel["targets"]["wheel"]["exclude"]
+    assert excluded == [f"src/mcp_runtime/{module}.py" for module in DEVELOPER_TOOLING]
+
+
+def test_the_service_serves_without_its_developer_tooling() -> None:
+    blocked = "".join(f"sys.modules['mcp_runtime.{name}'] = None; " for name in DEVELOPER_TOOLING)
+    code = f"import sys; {blocked}from mcp_runtime.cli import main; sys.exit(main(['serve']))"
+    with run_server([sys.executable, "-c", code], env={"MCP_AUTH": "none"}) as server:
+        ready = httpx.get(f"{server.base_url}/readyz")
+        healthy = httpx.get(f"{server.base_url}/healthz")  # the image's health check
+        assert (ready.status_code, healthy.status_code) == (200, 200), server.log()
