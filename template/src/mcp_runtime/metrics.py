@@ -122,9 +122,9 @@ class LocalCalls(Collector):
         for labels, series in ended:
             calls.add_metric(labels, series.count, created=series.created if created else None)
         yield calls
+        bounds = [*map(floatToGoString, DURATION_BUCKETS), "+Inf"]
         for labels, series in ended:
             buckets = [*accumulate(series.buckets)]
-            bounds = [*map(floatToGoString, DURATION_BUCKETS), "+Inf"]
             duration.add_metric(labels, list(zip(bounds, buckets, strict=True)), series.seconds)
             if created:
                 labelled = dict(zip(("tool", "outcome"), labels, strict=True))
