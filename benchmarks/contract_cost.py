@@ -49,15 +49,15 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult, to_fastmcp
-from mcp_runtime.http_app import http_app
-from mcp_runtime.metrics import CALL_METRICS
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.observability.metrics import CALL_METRICS
+from mcp_runtime.observability.tracing import use_tracer_provider
 from mcp_runtime.sdk import MCPServer, SDKTool, served_tools
-from mcp_runtime.server import create_server
-from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.serving.http_app import http_app
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import free_port
-from mcp_runtime.toolsets import Toolset
-from mcp_runtime.tracing import use_tracer_provider
 
 GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
 

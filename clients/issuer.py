@@ -1,6 +1,6 @@
 """A test authorization server for the client checks, run in the service's environment.
 
-Starts the runtime's ``LocalIssuer`` (``mcp_runtime.oauth_testing``), which serves its
+Starts the runtime's ``LocalIssuer`` (``mcp_runtime.devtools.local_issuer``), which serves its
 signing keys (a JWKS) on a loopback port, and prints one JSON line: ``environment``, the
 ``MCP_*`` settings of a service that trusts it for RESOURCE_URL; ``issuer``; and
 ``token``, an access token for RESOURCE_URL whose subject is SUBJECT. It serves its keys
@@ -12,7 +12,7 @@ Usage: uv run python issuer.py RESOURCE_URL SUBJECT
 import json
 import sys
 
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.devtools.local_issuer import LocalIssuer
 
 
 def main(resource_url: str, subject: str) -> None:

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 from harness import ERAS, Launcher, Server, Slot
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.devtools.local_issuer import LocalIssuer
 
 
 @pytest.fixture

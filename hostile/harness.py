@@ -27,9 +27,9 @@ from typing import Any
 import anyio
 import httpx
 from jsonschema import Draft202012Validator
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.contract.toolsets import find_service
+from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.testing import Mode, connect_http, free_port
-from mcp_runtime.toolsets import find_service
 
 PROTOCOL = "2025-06-18"
 MODERN = "2026-07-28"

@@ -56,3 +56,123 @@ def test_a_service_with_auth_but_no_licence_gets_only_the_licence(tmp_path: Path
 def test_no_answers_file_is_left_alone(tmp_path: Path) -> None:
     answer_new_questions(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+RUNTIME_PARTS = TEMPLATE / "hooks" / "runtime_parts.py"
+# The last commit of this repository whose runtime held its modules side by side.
+FLAT_RUNTIME = "9a7be3d"
+TEAM_TEST = '''"""The team's test, from before the runtime's parts."""
+
+import pytest
+
+from mcp_runtime import ToolResult
+from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.sdk import FastMCP
+from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime.testing import connect
+from mcp_runtime.tool_threads import ToolBusyError, ToolThreads, default_share, never_started
+from svc.toolsets.hello import hello
+
+PATCHED = "mcp_runtime.auth.JwtVerifier"
+SERVED = "mcp_runtime.serving.serve"
+'''
+TEAM_TEST_AFTER = '''"""The team's test, from before the runtime's parts."""
+
+import pytest
+
+from mcp_runtime import ToolResult
+from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.execution.tool_threads import (
+    ToolBusyError,
+    ToolThreads,
+    default_share,
+    never_started,
+)
+from mcp_runtime.sdk import FastMCP
+from mcp_runtime.testing import connect
+from svc.toolsets.hello import hello
+
+PATCHED = "mcp_runtime.auth.oauth.JwtVerifier"
+SERVED = "mcp_runtime.serving.processes.serve"
+'''
+
+
+def runtime_parts(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RUNTIME_PARTS), str(TEMPLATE), FLAT_RUNTIME],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def service_before_the_parts(folder: Path) -> None:
+    """A git repository whose last commit has the runtime's modules side by side (one,
+    unedited), which the update has removed."""
+    (folder / "src/mcp_runtime").mkdir(parents=True)
+    server = f"{FLAT_RUNTIME}:template/src/mcp_runtime/server.py"
+    old = subprocess.run(["git", "show", server], cwd=TEMPLATE, capture_output=True, check=True)
+    (folder / "src/mcp_runtime/server.py").write_bytes(old.stdout)
+    subprocess.run(["git", "init", "--quiet"], cwd=folder, check=True)
+    subprocess.run(["git", "add", "--all"], cwd=folder, check=True)
+    identity = ["-c", "user.name=Team", "-c", "user.email=team@example.com"]
+    commit = ["git", *identity, "commit", "--quiet", "--message", "Render"]
+    subprocess.run(commit, cwd=folder, check=True)
+    (folder / "src/mcp_runtime/server.py").unlink()  # as the update removes it
+
+
+def test_the_teams_imports_follow_the_runtime_into_its_parts(tmp_path: Path) -> None:
+    """Renamed, sorted as the service's lint sorts them, and wrapped where too long;
+    a second run, or a file in the new layout, is left byte for byte."""
+    service_before_the_parts(tmp_path)
+    (tmp_path / "tests/runtime").mkdir(parents=True)
+    team = tmp_path / "tests/test_team.py"
+    team.write_text(TEAM_TEST)
+    runtime_test = tmp_path / "tests/runtime/test_gate.py"
+    runtime_test.write_text("from mcp_runtime.gate import to_fastmcp\n")
+    untouched = tmp_path / "src/svc/toolsets/hello.py"
+    untouched.parent.mkdir(parents=True)
+    untouched.write_bytes(b"from mcp_runtime import ToolResult, tool_metadata\r\n")
+
+    told = runtime_parts(tmp_path).stderr
+    assert team.read_text() == TEAM_TEST_AFTER
+    assert told == "tests/test_team.py: now imports the runtime's modules from their parts\n"
+    assert runtime_test.read_text() == "from mcp_runtime.gate import to_fastmcp\n"  # the template's
+    assert untouched.read_bytes() == b"from mcp_runtime import ToolResult, tool_metadata\r\n"
+
+    assert runtime_parts(tmp_path).stderr == ""
+    assert team.read_text() == TEAM_TEST_AFTER
+
+
+def test_a_service_on_the_parts_already_is_left_alone(tmp_path: Path) -> None:
+    """Its ``from mcp_runtime.serving import cli`` names a part, not the old module."""
+    team = tmp_path / "tests/test_team.py"
+    team.parent.mkdir()
+    team.write_text("from mcp_runtime.serving import cli\nfrom mcp_runtime.auth import oauth\n")
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
+    assert runtime_parts(tmp_path).stderr == ""
+    assert (
+        team.read_text()
+        == "from mcp_runtime.serving import cli\nfrom mcp_runtime.auth import oauth\n"
+    )
+
+
+def test_no_module_of_the_runtime_today_is_renamed() -> None:
+    """Each module of the template's runtime, as a dotted name, stays; each name a
+    moved module gets is a module of the runtime."""
+    sys.path.insert(0, str(RUNTIME_PARTS.parent))
+    try:
+        from runtime_parts import MOVED, renamed
+    finally:
+        sys.path.remove(str(RUNTIME_PARTS.parent))
+    runtime = TEMPLATE / "template/src"
+    modules = {
+        ".".join(path.relative_to(runtime).parts).removesuffix(".jinja").removesuffix(".py")
+        for path in runtime.glob("mcp_runtime/**/*.py*")
+        if path.name != "__init__.py"
+    }
+    text = "\n".join(f"from {name} import x; {name}.attribute" for name in sorted(modules))
+    assert renamed(text) == text
+    assert {f"mcp_runtime.{new}" for new in MOVED.values()} <= modules

@@ -109,7 +109,7 @@ def test_image_and_command_are_named_after_the_slug(named: Path) -> None:
     assert container["image"] == f"{slug}:latest"
     project = tomllib.loads((named / "pyproject.toml").read_text())["project"]
     assert project["name"] == slug
-    assert project["scripts"] == {slug: "mcp_runtime.cli:main"}
+    assert project["scripts"] == {slug: "mcp_runtime.serving.cli:main"}
     clients = named / "deploy" / "clients"
     assert list(json.loads((clients / "claude-code.mcp.json").read_text())["mcpServers"]) == [slug]
     assert list(json.loads((clients / "vscode.mcp.json").read_text())["servers"]) == [slug]

@@ -28,7 +28,7 @@ def test_names_are_derived_from_the_project_name(rendered: Render) -> None:
 def test_derived_names_can_be_overridden(rendered: Render) -> None:
     service = rendered(project_name="Weather Tools", project_slug="wx", package_name="wx_core")
     assert (service / "src" / "wx_core" / "toolsets" / "hello.py").is_file()
-    assert 'wx = "mcp_runtime.cli:main"' in (service / "pyproject.toml").read_text()
+    assert 'wx = "mcp_runtime.serving.cli:main"' in (service / "pyproject.toml").read_text()
 
 
 # Names that start with a digit or run long: test_names.py renders them (awkward_names.json).
@@ -121,13 +121,13 @@ def test_unsupported_python_is_refused(rendered: Render) -> None:
 def test_new_services_verify_oauth_tokens_by_default(rendered: Render) -> None:
     service = rendered()
     assert answers_of(service)["auth"] == "oauth"
-    defaults = (service / "src/mcp_runtime/service_defaults.py").read_text()
+    defaults = (service / "src/mcp_runtime/config/service_defaults.py").read_text()
     assert 'AUTH = "oauth"' in defaults
 
 
 @pytest.mark.parametrize("auth", ["demo-header", "none"])
 def test_auth_answer_is_the_services_default(rendered: Render, auth: str) -> None:
-    defaults = (rendered(auth=auth) / "src/mcp_runtime/service_defaults.py").read_text()
+    defaults = (rendered(auth=auth) / "src/mcp_runtime/config/service_defaults.py").read_text()
     assert f'AUTH = "{auth}"' in defaults
 
 

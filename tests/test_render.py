@@ -59,7 +59,7 @@ def test_pyproject_declares_the_service(service: Path) -> None:
     slug, package = answers["project_slug"], answers["package_name"]
     assert project["project"]["name"] == slug
     assert project["project"]["requires-python"] == f">={answers['python_version']}"
-    assert project["project"]["scripts"] == {slug: "mcp_runtime.cli:main"}
+    assert project["project"]["scripts"] == {slug: "mcp_runtime.serving.cli:main"}
     assert project["project"]["entry-points"]["mcp_runtime.service"] == {
         slug: f"{package}.toolsets"
     }
@@ -130,7 +130,7 @@ def test_the_readmes_teach_in_at_most_200_lines(rendered: Render) -> None:
         assert length <= 200, f"{readme} has {length} lines: move reference material to docs/"
 
 
-DEVELOPER_TOOLING = {"scaffold", "scaffold_texts", "testing", "oauth_testing", "pytest_plugin"}
+DEVELOPER_TOOLING = ("mcp_runtime/devtools/", "mcp_runtime/testing.py")
 
 
 def test_the_wheel_holds_the_runtime_but_its_developer_tooling(rendered: Render) -> None:
@@ -142,7 +142,9 @@ def test_the_wheel_holds_the_runtime_but_its_developer_tooling(rendered: Render)
     subprocess.run(build, cwd=service, env=SERVICE_ENVIRONMENT, check=True, capture_output=True)
     [wheel] = (service / "dist").glob("*.whl")
     packed = {name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".py")}
-    runtime = {path.stem for path in (service / "src" / "mcp_runtime").glob("*.py")}
-    assert runtime >= DEVELOPER_TOOLING
-    expected = {f"mcp_runtime/{module}.py" for module in runtime - DEVELOPER_TOOLING}
+    source = service / "src"
+    runtime = {path.relative_to(source).as_posix() for path in source.glob("mcp_runtime/**/*.py")}
+    tooling = {name for name in runtime if name.startswith(DEVELOPER_TOOLING)}
+    assert len(tooling) > 5, tooling
+    expected = runtime - tooling
     assert {name for name in packed if name.startswith("mcp_runtime/")} == expected

@@ -213,6 +213,26 @@ def leftovers(folder: Path) -> list[str]:
     return found
 
 
+# A team's test on two of the runtime's modules, as the runtime was before its parts.
+TEAM_RUNTIME_TEST = '''"""The team's checks of the runtime it relies on."""
+
+from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.tool_threads import default_share
+
+
+def test_the_test_issuer_serves_on_loopback() -> None:
+    with LocalIssuer() as issuer:
+        assert issuer.issuer.startswith("http://127.0.0.1:")
+
+
+def test_a_tool_may_hold_half_the_threads() -> None:
+    assert default_share(8) == 4
+'''
+TEAM_RUNTIME_TEST_AFTER = TEAM_RUNTIME_TEST.replace(
+    "mcp_runtime.oauth_testing", "mcp_runtime.devtools.local_issuer"
+).replace("mcp_runtime.tool_threads", "mcp_runtime.execution.tool_threads")
+
+
 def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_path: Path) -> None:
     """A service of the last release on the SDK's 1.x line, with a team's toolsets (their
     tests read results by the 1.x client's names), a dependency and README sections,
@@ -227,6 +247,7 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     written = (service / "tests/test_weather_data.py").read_text()
     assert "result.structuredContent" in written  # the names of the SDK's 1.x client
     run(service, "uv", "add", "--quiet", "httpx>=0.27")
+    (service / "tests/test_team_runtime.py").write_text(TEAM_RUNTIME_TEST)
     readme = service / "README.md"
     edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
     readme.write_text(readme.read_text() + "\n## Data sources\n\nThe national weather feed.\n")
@@ -258,6 +279,8 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     assert "homepage: https://example.com/my-mcp-service" in answers
     assert "auth: oauth\n" in answers  # answered at 0.10.0, kept
 
+    # Its test on the runtime's modules imports them from their parts (hooks/runtime_parts.py).
+    assert (service / "tests/test_team_runtime.py").read_text() == TEAM_RUNTIME_TEST_AFTER
     assert runtime_differences(service, render_like(template_repo, service)) == []
     works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
     # The team's lock is never merged with the template's (which conflicts once the SDK's
@@ -273,7 +296,7 @@ def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
     template_repo: Path, tmp_path: Path
 ) -> None:
     service = render_at(template_repo, tmp_path / "service", "1.0.0")
-    server = service / "src/mcp_runtime/server.py"
+    server = service / "src/mcp_runtime/serving/server.py"
     edit(server, '"""Build the MCP server', '"""Build the MCP server (patched here)')
     commit(service, "Patch the runtime locally")
 
@@ -298,6 +321,29 @@ def test_edit_that_the_template_also_changed_shows_as_a_conflict(
     text = init.read_text()
     assert "in this service!" in text
     assert RUNTIME_FIX in text
+
+
+EXHAUSTED_DOC = "Whether every thread is taken, so a new sync call must wait."
+
+
+def test_edit_to_a_runtime_module_follows_it_into_its_part(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    """A release before the runtime's parts: the update removes the edited module, and
+    its edit is merged into the module's new place."""
+    service = render_at(template_repo, tmp_path / "service", "0.10.0")
+    old = service / "src/mcp_runtime/tool_threads.py"
+    edit(old, EXHAUSTED_DOC, EXHAUSTED_DOC.replace("taken,", "taken (patched here),"))
+    commit(service, "Patch the runtime locally")
+
+    update(service)
+
+    assert leftovers(service) == []
+    assert not old.exists()
+    moved = (service / "src/mcp_runtime/execution/tool_threads.py").read_text()
+    released = template_repo / "template/src/mcp_runtime/execution/tool_threads.py"
+    patched = EXHAUSTED_DOC.replace("taken,", "taken (patched here),")
+    assert moved == released.read_text().replace(EXHAUSTED_DOC, patched)
 
 
 # A team's work on a service rendered at 0.9.0, before the runtime's tests moved.
@@ -384,7 +430,10 @@ def test_update_moves_the_runtime_tests_and_keeps_the_teams_tests(
     assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
     # Release 0.9.0 asked no `auth` question: the service keeps the demo header it served.
     assert "auth: demo-header\n" in (service / ".copier-answers.yml").read_text()
-    assert 'AUTH = "demo-header"' in (service / "src/mcp_runtime/service_defaults.py").read_text()
+    assert (
+        'AUTH = "demo-header"'
+        in (service / "src/mcp_runtime/config/service_defaults.py").read_text()
+    )
 
     fresh = render_like(template_repo, service)
     assert runtime_differences(service, fresh) == ["tests/runtime/test_deployment.py"]

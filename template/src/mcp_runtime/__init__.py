@@ -1,6 +1,17 @@
 """The contract runtime: LangChain tools served over MCP with typed, validated results.
 
 Owned by the template and updated by ``copier update``; do not edit it in a service.
+
+A service's tools import from here, and its tests from :mod:`mcp_runtime.testing`; the
+rest is the runtime's own, in parts that import only the parts below them:
+
+- ``devtools``: scaffolds, test clients, a local OAuth issuer, the pytest plugin
+  (not in the production wheel or image);
+- ``serving``: the MCP server, its HTTP app, the worker processes, the command line;
+- ``contract``: return types, the ``outputSchema``, the startup gate, the served tool;
+- ``execution``: a call's deadline and cancellation, the tool threads, progress;
+- ``auth`` and ``observability``: callers and their tokens; logs, metrics, traces;
+- ``config`` and ``sdk``: the settings, and every use of the MCP SDK's server.
 """
 
 import gc
@@ -13,14 +24,14 @@ import gc
 _collecting = gc.isenabled()
 gc.disable()
 try:
-    from mcp_runtime.auth import Caller, current_caller, using_caller
-    from mcp_runtime.gate import to_fastmcp
-    from mcp_runtime.progress import report_progress
-    from mcp_runtime.request_headers import request_header, using_headers
-    from mcp_runtime.server import build_server
-    from mcp_runtime.tool_metadata import tool_metadata
-    from mcp_runtime.tool_result import ToolError, ToolResult, is_error
-    from mcp_runtime.violations import ContractError, ContractViolation
+    from mcp_runtime.auth.oauth import Caller, current_caller, using_caller
+    from mcp_runtime.auth.request_headers import request_header, using_headers
+    from mcp_runtime.contract.gate import to_fastmcp
+    from mcp_runtime.contract.tool_metadata import tool_metadata
+    from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
+    from mcp_runtime.contract.violations import ContractError, ContractViolation
+    from mcp_runtime.execution.progress import report_progress
+    from mcp_runtime.serving.server import build_server
 finally:
     if _collecting:
         gc.enable()

@@ -1,7 +1,7 @@
 """A service whose calls stay in flight until the test lets them go, for the shutdown,
 cancellation and progress tests.
 
-Run as a script, it serves through :func:`mcp_runtime.serving.serve`, exactly as the
+Run as a script, it serves through :func:`mcp_runtime.serving.processes.serve`, exactly as the
 ``serve`` command does (signals, draining, worker processes), with the app factory
 :func:`app`. ``SLOW_SERVICE_DIR`` names a folder: each call writes ``started-NAME``
 there when it starts, and answers once the file ``release`` exists; ``hold`` writes
@@ -18,12 +18,12 @@ import anyio
 from langchain_core.tools import tool
 
 from mcp_runtime import ToolResult, report_progress
-from mcp_runtime.http_app import ServiceApp, http_app
-from mcp_runtime.logs import configure_logging
-from mcp_runtime.server import create_server
-from mcp_runtime.serving import serve
-from mcp_runtime.settings import load_settings
-from mcp_runtime.toolsets import Toolset
+from mcp_runtime.config.settings import load_settings
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.observability.logs import configure_logging
+from mcp_runtime.serving.http_app import ServiceApp, http_app
+from mcp_runtime.serving.processes import serve
+from mcp_runtime.serving.server import create_server
 
 POLL_SECONDS = 0.02
 

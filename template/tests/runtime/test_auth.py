@@ -22,14 +22,19 @@ from langchain_core.tools import tool
 from mcp.types import CallToolResult
 
 from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
-from mcp_runtime.auth import JwksCache, JwtVerifier
-from mcp_runtime.cli import main
-from mcp_runtime.http_app import http_app
-from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.server import create_server
-from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
+from mcp_runtime.auth.oauth import JwksCache, JwtVerifier
+from mcp_runtime.config.settings import (
+    ServiceSettings,
+    SettingsError,
+    load_settings,
+    require_http_auth,
+)
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.serving.cli import main
+from mcp_runtime.serving.http_app import http_app
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import connect, connect_http, free_port, serve_http
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 
@@ -524,7 +529,7 @@ def test_only_public_key_algorithms_are_accepted(algorithms: str) -> None:
 
 
 def test_the_answer_sets_the_default_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_runtime.service_defaults import AUTH
+    from mcp_runtime.config.service_defaults import AUTH
 
     monkeypatch.delenv("MCP_AUTH")
     assert ServiceSettings().auth == AUTH

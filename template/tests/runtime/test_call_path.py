@@ -18,15 +18,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolResult, tool_metadata
-from mcp_runtime.contract_tool import CallPolicy, ContractTool, ToolCaller
-from mcp_runtime.gate import to_fastmcp
-from mcp_runtime.in_flight import IN_FLIGHT
+from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.contract.gate import to_fastmcp
+from mcp_runtime.contract.served_tool import CallPolicy, ContractTool, ToolCaller
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.execution.in_flight import IN_FLIGHT
+from mcp_runtime.execution.tool_threads import (
+    TOOL_THREADS,
+    ToolBusyError,
+    ToolThreads,
+    never_started,
+)
 from mcp_runtime.sdk import MCPServer, func_metadata, json_text_keys, pre_parse_json
-from mcp_runtime.server import create_server
-from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import connect
-from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, ToolThreads, never_started
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -27,11 +27,11 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_runtime import ToolResult
-from mcp_runtime.in_flight import InFlight
-from mcp_runtime.oauth_testing import LocalIssuer
-from mcp_runtime.server import create_server
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.execution.in_flight import InFlight
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import RunningServer, Session, connect, run_server
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime import ToolError, cli
-from mcp_runtime.contract_snapshot import SNAPSHOT, read_snapshot, render
-from mcp_runtime.toolsets import Service, ServiceNotFoundError
+from mcp_runtime import ToolError
+from mcp_runtime.contract.snapshot import SNAPSHOT, read_snapshot, render
+from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError
+from mcp_runtime.serving import cli
 
 GOOD_TOOLSET = '''
 from typing import NotRequired

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_runtime.service_defaults import AUTH
-from mcp_runtime.settings import ServiceSettings
-from mcp_runtime.toolsets import find_service
+from mcp_runtime.config.service_defaults import AUTH
+from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.contract.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "deploy" / "clients"

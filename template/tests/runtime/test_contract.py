@@ -6,9 +6,9 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from mcp_runtime import build_server, to_fastmcp
-from mcp_runtime.gate import RULES, toolset_violations
+from mcp_runtime.contract.gate import RULES, toolset_violations
+from mcp_runtime.contract.toolsets import Toolset, find_service
 from mcp_runtime.sdk import served_tool_names
-from mcp_runtime.toolsets import Toolset, find_service
 
 SERVICE = find_service()
 TOOLSETS, BROKEN = SERVICE.load_toolsets()

@@ -6,9 +6,9 @@ import pytest
 from langchain_core.tools import tool
 
 from mcp_runtime import ToolResult, tool_metadata
-from mcp_runtime.contract_snapshot import Difference, compare, live_contract, render, report
-from mcp_runtime.server import create_server
-from mcp_runtime.toolsets import Toolset
+from mcp_runtime.contract.snapshot import Difference, compare, live_contract, render, report
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.serving.server import create_server
 
 STRING = {"title": "Name", "type": "string"}
 MESSAGE: dict[str, Any] = {"title": "Message", "type": "string"}

@@ -7,9 +7,9 @@ records a change made on purpose (commit the file with it).
 
 from pathlib import Path
 
-from mcp_runtime.contract_snapshot import SNAPSHOT, compare, live_contract, read_snapshot, report
+from mcp_runtime.contract.snapshot import SNAPSHOT, compare, live_contract, read_snapshot, report
+from mcp_runtime.contract.toolsets import find_service
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITE = f"uv run {find_service().name} contract --write"

@@ -13,10 +13,10 @@ import httpx
 import pytest
 import yaml
 
-from mcp_runtime import service_defaults
-from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
+from mcp_runtime.config import service_defaults
+from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
+from mcp_runtime.contract.toolsets import find_service
 from mcp_runtime.testing import serve_http
-from mcp_runtime.toolsets import find_service
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PORT = ServiceSettings.model_fields["port"].default

@@ -19,7 +19,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.testing import Mode, RunningServer, connect_http, run_server
 
 pytestmark = pytest.mark.anyio

@@ -13,8 +13,8 @@ from pydantic import AwareDatetime, BaseModel
 from typing_extensions import TypedDict
 
 from mcp_runtime import ContractError, ToolError, ToolResult, to_fastmcp
-from mcp_runtime.gate import convert_toolsets, tool_violations
-from mcp_runtime.toolsets import Toolset
+from mcp_runtime.contract.gate import convert_toolsets, tool_violations
+from mcp_runtime.contract.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 
@@ -223,7 +223,7 @@ async def test_undeclared_keys_are_dropped_from_tool_error() -> None:
 
 
 async def test_missing_message_breaks_the_contract(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="mcp_runtime.output_contract"):
+    with caplog.at_level(logging.ERROR, logger="mcp_runtime.contract.output_contract"):
         result = await call(tool_returning({"count": 2}))
     assert result.is_error is True
     assert result.structured_content is None

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from starlette.requests import ClientDisconnect
 
-from mcp_runtime.logs import REWRITES, RequestValuesFilter
+from mcp_runtime.observability.logs import REWRITES, RequestValuesFilter
 from mcp_runtime.testing import free_port
 
 MARKER = "hunter2-b7f3"
@@ -42,8 +42,8 @@ import importlib
 import logging
 import sys
 
-from mcp_runtime.cli import main
-from mcp_runtime.toolsets import find_service
+from mcp_runtime.serving.cli import main
+from mcp_runtime.contract.toolsets import find_service
 
 folder, levels = sys.argv.pop(1), sys.argv.pop(1)
 importlib.import_module(find_service().toolsets_package).__path__.append(folder)
@@ -348,8 +348,8 @@ def test_importing_the_runtime_filters_the_library_loggers_however_logging_is_se
     program = (
         "import logging, logging.config\n"
         "logging.basicConfig(level=logging.DEBUG, force=True)\n"
-        "import mcp_runtime.server\n"
-        "from mcp_runtime.logs import REWRITES, RequestValuesFilter\n"
+        "import mcp_runtime.serving.server\n"
+        "from mcp_runtime.observability.logs import REWRITES, RequestValuesFilter\n"
         "logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False,\n"
         "    'loggers': {name: {'level': 'DEBUG'} for name in REWRITES if name != 'root'}})\n"
         "print(sorted(name for name in REWRITES if not any(\n"

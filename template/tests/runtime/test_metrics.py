@@ -22,20 +22,20 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_runtime import ToolError, ToolResult
-from mcp_runtime.http_app import ServiceApp, http_app
-from mcp_runtime.metrics import (
+from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.observability.metrics import (
     CALL_METRICS,
     DURATION_BUCKETS,
     MULTIPROC_DIR,
     LocalCalls,
     SharedCalls,
 )
-from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.server import create_server
-from mcp_runtime.settings import ServiceSettings
+from mcp_runtime.serving.http_app import ServiceApp, http_app
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server, serve_http
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

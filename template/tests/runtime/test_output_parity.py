@@ -26,7 +26,7 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from mcp_runtime import ToolError, ToolResult
-from mcp_runtime.output_contract import OutputContract, inline_refs
+from mcp_runtime.contract.output_contract import OutputContract, inline_refs
 
 
 class Place(TypedDict):

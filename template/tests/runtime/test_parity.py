@@ -14,9 +14,9 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field, field_validator
 
 from mcp_runtime import ToolResult, to_fastmcp
-from mcp_runtime.server import create_server
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import connect
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -18,11 +18,11 @@ from mcp import types
 from mcp.client import Client
 
 from mcp_runtime import ToolResult, report_progress
-from mcp_runtime.progress import CallProgress, reporting_progress
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.execution.progress import CallProgress, reporting_progress
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.server import create_server
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 
@@ -215,7 +215,7 @@ class LeftContext:
 async def test_a_client_that_left_gets_nothing_and_the_call_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level("DEBUG", logger="mcp_runtime.progress")
+    caplog.set_level("DEBUG", logger="mcp_runtime.execution.progress")
     progress = reporting_progress(LeftContext())
     assert isinstance(progress, CallProgress)
     async with progress:

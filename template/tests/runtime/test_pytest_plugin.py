@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_runtime.pytest_plugin import TEAM_CHECKS
+from mcp_runtime.devtools.pytest_plugin import TEAM_CHECKS
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "tests" / "runtime"

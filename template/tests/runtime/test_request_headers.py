@@ -12,10 +12,10 @@ import uvicorn
 from langchain_core.tools import tool
 
 from mcp_runtime import ToolResult, request_header, using_headers
-from mcp_runtime.http_app import http_app
-from mcp_runtime.server import create_server
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.serving.http_app import http_app
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import connect_http, free_port
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

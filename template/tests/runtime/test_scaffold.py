@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_runtime import scaffold
-from mcp_runtime.toolsets import find_service
+from mcp_runtime.contract.toolsets import find_service
+from mcp_runtime.devtools import scaffold
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_FILES = ("src", "tests", "contract", "scripts", "pyproject.toml")
@@ -188,14 +188,14 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     skip_if_the_service_uses("serving", "cli", "http", "gate")
     before, report = recorded_tools(service), contract_report(service)
     for name in ("serving", "cli", "http"):
-        created = run(service, "mcp_runtime.scaffold", "new-toolset", name)
+        created = run(service, "mcp_runtime.devtools.scaffold", "new-toolset", name)
         assert created.returncode == 0, created.stderr
         assert created.stdout.startswith(
             f"Normalised '{name}' to the toolset '{name}' (module {name}.py).\n"
             f"Created the toolset '{name}':\n"
         )
         assert f"uv run {find_service().name} contract --write {name}  " in created.stdout
-    added = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "gate")
+    added = run(service, "mcp_runtime.devtools.scaffold", "new-tool", "hello", "gate")
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("Added the tool 'gate' to the toolset 'hello':\n")
     assert (service / "tests" / "runtime" / "test_gate.py").read_bytes() == (
@@ -306,7 +306,7 @@ def test_existing_test_file_is_refused(service: Path) -> None:
     team_test = service / "tests" / "test_lookup.py"
     team_test.write_text('"""The team\'s own tests of a lookup."""\n')
     before = files_of(service)
-    refused = run(service, "mcp_runtime.scaffold", "new-tool", "hello", "lookup")
+    refused = run(service, "mcp_runtime.devtools.scaffold", "new-tool", "hello", "lookup")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr == (
         "error: tests/test_lookup.py already exists: choose another tool name, or move that "

@@ -24,14 +24,15 @@ import uvicorn
 from langchain_core.tools import tool
 from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
-from mcp_runtime import ToolResult, cli
-from mcp_runtime.http_app import http_app, service_app
-from mcp_runtime.logs import JsonFormatter
-from mcp_runtime.server import create_server
-from mcp_runtime.serving import ServingConfig, Supervisor
-from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime import ToolResult
+from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.observability.logs import JsonFormatter
+from mcp_runtime.serving import cli
+from mcp_runtime.serving.http_app import http_app, service_app
+from mcp_runtime.serving.processes import ServingConfig, Supervisor
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -6,11 +6,11 @@ import pytest
 from langchain_core.tools import BaseTool, tool
 
 from mcp_runtime import ToolResult, to_fastmcp, tool_metadata
-from mcp_runtime.gate import tool_violations
-from mcp_runtime.server import create_server
+from mcp_runtime.contract.gate import tool_violations
+from mcp_runtime.contract.tool_metadata import title_of
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.serving.server import create_server
 from mcp_runtime.testing import connect
-from mcp_runtime.tool_metadata import title_of
-from mcp_runtime.toolsets import Toolset
 
 pytestmark = pytest.mark.anyio
 

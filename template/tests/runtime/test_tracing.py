@@ -30,13 +30,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 
 from mcp_runtime import ToolError, ToolResult
-from mcp_runtime.http_app import http_app
+from mcp_runtime.config.settings import ServiceSettings, SettingsError
+from mcp_runtime.contract.toolsets import Toolset, find_service
+from mcp_runtime.observability.tracing import (
+    check_tracing_settings,
+    configure_tracing,
+    start_call_span,
+)
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.server import build_server, create_server
-from mcp_runtime.settings import ServiceSettings, SettingsError
+from mcp_runtime.serving.http_app import http_app
+from mcp_runtime.serving.server import build_server, create_server
 from mcp_runtime.testing import connect, connect_http, free_port, run_server
-from mcp_runtime.toolsets import Toolset, find_service
-from mcp_runtime.tracing import check_tracing_settings, configure_tracing, start_call_span
 
 pytestmark = pytest.mark.anyio
 
@@ -462,7 +466,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_runtime.tracing import check_tracing_settings, configure_tracing, start_call_span
+from mcp_runtime.observability.tracing import (
+    check_tracing_settings,
+    configure_tracing,
+    start_call_span,
+)
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()

@@ -21,18 +21,18 @@ from langchain_core.tools.base import _is_injected_arg_type, get_all_basemodel_a
 from pydantic import BaseModel
 from typing_extensions import is_typeddict
 
-from mcp_runtime.contract_tool import CallPolicy, ContractTool, ToolCaller
-from mcp_runtime.output_contract import (
+from mcp_runtime.contract.output_contract import (
     OutputContract,
     SchemaUnavailableError,
     property_names,
     time_types_without_offset,
 )
+from mcp_runtime.contract.served_tool import CallPolicy, ContractTool, ToolCaller
+from mcp_runtime.contract.tool_metadata import ToolMetadata, read_declaration
+from mcp_runtime.contract.tool_result import ToolError, ToolResult
+from mcp_runtime.contract.toolsets import BrokenToolset, Toolset
+from mcp_runtime.contract.violations import ContractError, ContractViolation
 from mcp_runtime.sdk import func_metadata, json_text_keys
-from mcp_runtime.tool_metadata import ToolMetadata, read_declaration
-from mcp_runtime.tool_result import ToolError, ToolResult
-from mcp_runtime.toolsets import BrokenToolset, Toolset
-from mcp_runtime.violations import ContractError, ContractViolation
 
 __all__ = [
     "RULES",

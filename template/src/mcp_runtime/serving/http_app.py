@@ -36,9 +36,11 @@ import re
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.auth import remember_request_token
-from mcp_runtime.in_flight import IN_FLIGHT, Owner, owner_of
-from mcp_runtime.metrics import CALL_METRICS, metrics_app
+from mcp_runtime.auth.oauth import remember_request_token
+from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
+from mcp_runtime.execution.in_flight import IN_FLIGHT, Owner, owner_of
+from mcp_runtime.execution.tool_threads import TOOL_THREADS
+from mcp_runtime.observability.metrics import CALL_METRICS, metrics_app
 from mcp_runtime.sdk import (
     BearerCheck,
     MCPServer,
@@ -46,9 +48,7 @@ from mcp_runtime.sdk import (
     handshake_era,
     served_tool_names,
 )
-from mcp_runtime.server import transport_security
-from mcp_runtime.settings import ServiceSettings, load_settings, require_http_auth
-from mcp_runtime.tool_threads import TOOL_THREADS
+from mcp_runtime.serving.server import transport_security
 
 __all__ = [
     "MCP_PATH",
@@ -115,9 +115,9 @@ def service_app(settings: ServiceSettings, server: MCPServer | None = None) -> "
     Without ``server``, as in a worker process, the process sets up its logging and
     builds the installed service's server itself: the gate runs once in each process.
     """
-    from mcp_runtime.logs import configure_logging
-    from mcp_runtime.server import build_server
-    from mcp_runtime.tracing import configure_tracing
+    from mcp_runtime.observability.logs import configure_logging
+    from mcp_runtime.observability.tracing import configure_tracing
+    from mcp_runtime.serving.server import build_server
 
     if server is None:
         configure_logging(settings.log_level, settings.log_format)

@@ -15,8 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime import serving
-from mcp_runtime.contract_snapshot import (
+from mcp_runtime.config.settings import (
+    ServiceSettings,
+    SettingsError,
+    load_settings,
+    require_http_auth,
+)
+from mcp_runtime.contract.snapshot import (
     SNAPSHOT,
     compare,
     live_contract,
@@ -25,13 +30,13 @@ from mcp_runtime.contract_snapshot import (
     render,
     report,
 )
-from mcp_runtime.http_app import MCP_PATH, service_app
-from mcp_runtime.logs import configure_logging
-from mcp_runtime.server import UnknownToolsetError, build_server
-from mcp_runtime.settings import ServiceSettings, SettingsError, load_settings, require_http_auth
-from mcp_runtime.toolsets import ServiceNotFoundError, find_service
-from mcp_runtime.tracing import check_tracing_settings, configure_tracing
-from mcp_runtime.violations import ContractError
+from mcp_runtime.contract.toolsets import ServiceNotFoundError, find_service
+from mcp_runtime.contract.violations import ContractError
+from mcp_runtime.observability.logs import configure_logging
+from mcp_runtime.observability.tracing import check_tracing_settings, configure_tracing
+from mcp_runtime.serving import processes
+from mcp_runtime.serving.http_app import MCP_PATH, service_app
+from mcp_runtime.serving.server import UnknownToolsetError, build_server
 
 __all__ = ["main"]
 
@@ -145,9 +150,9 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if settings.workers == 1:  # this process serves the server it built
-        serving.serve(settings, functools.partial(service_app, settings, server))
+        processes.serve(settings, functools.partial(service_app, settings, server))
     else:  # each worker builds its own from the same settings
-        serving.serve(settings, functools.partial(service_app, settings))
+        processes.serve(settings, functools.partial(service_app, settings))
     return 0
 
 

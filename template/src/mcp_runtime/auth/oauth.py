@@ -20,8 +20,8 @@ import anyio
 import httpx
 import jwt
 
+from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.sdk import AccessToken, verified_token
-from mcp_runtime.settings import ServiceSettings
 
 __all__ = [
     "Caller",

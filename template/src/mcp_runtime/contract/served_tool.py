@@ -14,7 +14,8 @@
 - a verified caller (``MCP_AUTH=oauth``) whose token lacks one of the tool's
   ``scopes`` is answered ``isError: true`` naming the scopes it lacks;
 - a sync call whose tool has every thread it may use held by hung calls answers
-  ``isError: true`` at once, saying the tool is busy (see :mod:`mcp_runtime.tool_threads`);
+  ``isError: true`` at once, saying the tool is busy
+  (see :mod:`mcp_runtime.execution.tool_threads`);
 - every call logs one line: the tool, the outcome and the duration.
 """
 
@@ -35,17 +36,19 @@ from langchain_core.tools.base import _get_runnable_config_param
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mcp_runtime.auth import current_caller
-from mcp_runtime.in_flight import IN_FLIGHT, owner_of
-from mcp_runtime.logs import log_call
-from mcp_runtime.metrics import CALL_METRICS
-from mcp_runtime.output_contract import (
+from mcp_runtime.auth.oauth import current_caller
+from mcp_runtime.contract.output_contract import (
     DEFAULT_MAX_DEPTH,
     OutputContract,
     describe_validation_error,
     error_result,
 )
-from mcp_runtime.progress import reporting_progress
+from mcp_runtime.execution.in_flight import IN_FLIGHT, owner_of
+from mcp_runtime.execution.progress import reporting_progress
+from mcp_runtime.execution.tool_threads import TOOL_THREADS, ToolBusyError, never_started
+from mcp_runtime.observability.logs import log_call
+from mcp_runtime.observability.metrics import CALL_METRICS
+from mcp_runtime.observability.tracing import start_call_span
 from mcp_runtime.sdk import (
     SDKTool,
     SDKToolError,
@@ -55,8 +58,6 @@ from mcp_runtime.sdk import (
     serving,
     verified_token,
 )
-from mcp_runtime.tool_threads import TOOL_THREADS, ToolBusyError, never_started
-from mcp_runtime.tracing import start_call_span
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
 
@@ -145,7 +146,7 @@ class ToolCaller:
 class ContractTool(SDKTool):
     """An MCP SDK tool that answers every call as its :class:`OutputContract` says.
 
-    Built by the gate (:func:`mcp_runtime.gate.to_fastmcp`), complete when constructed.
+    Built by the gate (:func:`mcp_runtime.contract.gate.to_fastmcp`), complete when constructed.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

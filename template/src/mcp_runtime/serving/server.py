@@ -3,14 +3,14 @@
 import logging
 from collections.abc import Sequence
 
-from mcp_runtime.auth import JwtVerifier
-from mcp_runtime.contract_tool import CallPolicy
-from mcp_runtime.gate import convert_toolsets, toolset_violations
+from mcp_runtime.auth.oauth import JwtVerifier
+from mcp_runtime.config.settings import ServiceSettings, load_settings
+from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
+from mcp_runtime.contract.served_tool import CallPolicy
+from mcp_runtime.contract.toolsets import Service, Toolset, find_service
+from mcp_runtime.contract.violations import ContractViolation
+from mcp_runtime.execution.tool_threads import TOOL_THREADS
 from mcp_runtime.sdk import AuthSettings, MCPServer, TransportSecuritySettings, without_sdk_spans
-from mcp_runtime.settings import ServiceSettings, load_settings
-from mcp_runtime.tool_threads import TOOL_THREADS
-from mcp_runtime.toolsets import Service, Toolset, find_service
-from mcp_runtime.violations import ContractViolation
 
 __all__ = [
     "UnknownToolsetError",
@@ -66,7 +66,7 @@ def create_server(
     """An MCP server named ``name`` serving ``toolsets``, once all pass the gate.
 
     How it is served over HTTP (its address, limits and security) is the app's:
-    :func:`mcp_runtime.http_app.http_app`.
+    :func:`mcp_runtime.serving.http_app.http_app`.
     """
     settings = settings or ServiceSettings()
     policy = CallPolicy(

@@ -5,7 +5,7 @@ Every file is planned first and written only once the input is known good; then
 the service's ``contract --write TOOL`` runs on the result (the startup gate, then
 the new tools recorded in the contract snapshot), and any failure restores every
 file as it was. Bad input exits 2 with a message and writes nothing. The code
-written comes from :mod:`mcp_runtime.scaffold_texts`.
+written comes from :mod:`mcp_runtime.devtools.scaffold_texts`.
 """
 
 import argparse
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_runtime.contract_snapshot import SNAPSHOT
-from mcp_runtime.scaffold_texts import IMPORTED, TOOL, TOOL_TESTS, TOOLSET
-from mcp_runtime.toolsets import Service, ServiceNotFoundError, find_service, toolset_name
+from mcp_runtime.contract.snapshot import SNAPSHOT
+from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError, find_service, toolset_name
+from mcp_runtime.devtools.scaffold_texts import IMPORTED, TOOL, TOOL_TESTS, TOOLSET
 
 __all__ = ["main"]
 
@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="mcp_runtime.scaffold", description=__doc__)
+    top = argparse.ArgumentParser(prog="mcp_runtime.devtools.scaffold", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
     toolset = commands.add_parser(
         "new-toolset",

@@ -30,8 +30,8 @@ from contextvars import Token
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from mcp_runtime.config.settings import SettingsError
 from mcp_runtime.sdk import protocol_version, request_headers, request_id, request_meta
-from mcp_runtime.settings import SettingsError
 
 __all__ = [
     "CallSpan",

@@ -1,6 +1,6 @@
 """The runtime's pytest fixtures and options, for the service's tests and the runtime's own.
 
-Loaded by ``-p mcp_runtime.pytest_plugin`` in ``pyproject.toml``, so that
+Loaded by ``-p mcp_runtime.devtools.pytest_plugin`` in ``pyproject.toml``, so that
 ``tests/conftest.py`` stays the service team's file.
 
 ``uv run pytest`` runs the team's tests and the runtime's checks of the team's tools
@@ -18,10 +18,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_runtime.oauth_testing import LocalIssuer
+from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.observability.tracing import use_tracer_provider
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.server import build_server
-from mcp_runtime.tracing import use_tracer_provider
+from mcp_runtime.serving.server import build_server
 
 RUNTIME_SUITE = Path("tests", "runtime")
 """Where the runtime's own tests live, from the service's root."""

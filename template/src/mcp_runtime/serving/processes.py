@@ -44,10 +44,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import multiprocess
 
-from mcp_runtime.http_app import OPEN_REQUESTS
-from mcp_runtime.in_flight import IN_FLIGHT
-from mcp_runtime.metrics import MULTIPROC_DIR, mark_worker_dead
-from mcp_runtime.settings import ServiceSettings, SettingsError
+from mcp_runtime.config.settings import ServiceSettings, SettingsError
+from mcp_runtime.execution.in_flight import IN_FLIGHT
+from mcp_runtime.observability.metrics import MULTIPROC_DIR, mark_worker_dead
+from mcp_runtime.serving.http_app import OPEN_REQUESTS
 
 __all__ = [
     "AppFactory",

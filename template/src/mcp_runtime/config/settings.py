@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from mcp_runtime.service_defaults import AUTH
+from mcp_runtime.config.service_defaults import AUTH
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",

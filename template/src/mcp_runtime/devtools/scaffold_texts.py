@@ -88,8 +88,7 @@ TOOL_TESTS = Template('''\
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_runtime.sdk import MCPServer
-from mcp_runtime.testing import connect
+from mcp_runtime.testing import MCPServer, connect
 from ${module} import ${tool}
 
 EXPECTED = {

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_runtime.metrics import CALL_METRICS
+from mcp_runtime.observability.metrics import CALL_METRICS
 
 __all__ = ["TOOL_THREADS", "ToolBusyError", "ToolThreads", "default_share", "never_started"]
 

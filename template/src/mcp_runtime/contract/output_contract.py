@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 from typing_extensions import TypeAliasType
 
-from mcp_runtime.tool_result import ToolError
+from mcp_runtime.contract.tool_result import ToolError
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

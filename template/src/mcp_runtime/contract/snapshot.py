@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.contract_tool import ContractTool
+from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.sdk import MCPServer, served_tools
 
 __all__ = [

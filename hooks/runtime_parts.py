@@ -1,0 +1,165 @@
+"""Update migration: a service follows the runtime's modules into its parts.
+
+Run by ``copier update`` after the update (a ``_migrations`` entry of copier.yml), in
+the service's folder, with the new release's template clone and the old release:
+
+    runtime_parts.py TEMPLATE_CLONE OLD_RELEASE
+
+Releases before the runtime was split into parts held its 30 modules side by side in
+``src/mcp_runtime/``; each now lives in a part (``MOVED``). Two things follow them:
+
+- A module the team had edited (its committed text differs from the old release's) is
+  removed by the update, as every file the new release no longer renders is: its edits
+  are merged three ways into the module's new place, as ``move_runtime_tests.py`` does
+  for the runtime's tests. Where both changed the same lines, the file shows a conflict.
+- The team's own Python files (all but ``src/mcp_runtime/`` and ``tests/runtime/``) that
+  name a moved module (``from mcp_runtime.settings import ...``, or a dotted name in a
+  string) name its new place; the runtime's block of ``from mcp_runtime...`` imports is
+  sorted again, as the service's lint sorts it. Other files are left byte for byte.
+
+It acts only on a service whose last commit has the old layout (``src/mcp_runtime/server.py``),
+and never rewrites a name of the new layout, so it runs once.
+"""
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+from move_runtime_tests import git, merge
+
+RUNTIME = Path("src/mcp_runtime")
+MOVED = {
+    "auth": "auth.oauth",
+    "cli": "serving.cli",
+    "contract_snapshot": "contract.snapshot",
+    "contract_tool": "contract.served_tool",
+    "gate": "contract.gate",
+    "http_app": "serving.http_app",
+    "in_flight": "execution.in_flight",
+    "logs": "observability.logs",
+    "metrics": "observability.metrics",
+    "oauth_testing": "devtools.local_issuer",
+    "output_contract": "contract.output_contract",
+    "progress": "execution.progress",
+    "pytest_plugin": "devtools.pytest_plugin",
+    "request_headers": "auth.request_headers",
+    "scaffold": "devtools.scaffold",
+    "scaffold_texts": "devtools.scaffold_texts",
+    "server": "serving.server",
+    "serving": "serving.processes",
+    "settings": "config.settings",
+    "tool_metadata": "contract.tool_metadata",
+    "tool_result": "contract.tool_result",
+    "tool_threads": "execution.tool_threads",
+    "toolsets": "contract.toolsets",
+    "tracing": "observability.tracing",
+    "violations": "contract.violations",
+}
+# Two old modules share their name with the part they moved into: a name that goes on
+# into one of that part's modules is already in the new layout.
+PART_MODULES = {
+    part: "|".join(new.split(".")[1] for new in MOVED.values() if new.startswith(f"{part}."))
+    for part in ("auth", "serving")
+}
+OLD_NAME = re.compile(
+    r"\bmcp_runtime\.(?:"
+    + "|".join(
+        rf"{old}(?!\.(?:{PART_MODULES[old]})\b)" if old in PART_MODULES else rf"{old}\b"
+        for old in sorted(MOVED, key=len, reverse=True)
+    )
+    + r")"
+)
+
+
+def renamed(text: str) -> str:
+    """``text`` with each dotted name of a moved module naming its new place."""
+    return OLD_NAME.sub(lambda found: f"mcp_runtime.{MOVED[found[0].split('.')[1]]}", text)
+
+
+def runtime_module(node: ast.stmt) -> str:
+    """The module a top-level ``from mcp_runtime... import`` imports from; else ""."""
+    if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+        return ""
+    return node.module if node.module.split(".")[0] == "mcp_runtime" else ""
+
+
+def one_statement(text: str, length: int = 100) -> str:
+    """An import statement, one name a line if it is on one line longer than ``length``."""
+    head, _, names = text.rstrip("\n").partition(" import ")
+    if "\n" in text.rstrip("\n") or len(text.rstrip("\n")) <= length or "(" in names:
+        return text
+    listed = "".join(f"    {name.strip()},\n" for name in names.split(","))
+    return f"{head} import (\n{listed})\n"
+
+
+def sorted_runtime_imports(text: str) -> str:
+    """``text`` with each run of top-level ``from mcp_runtime...`` imports in module order."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    runs: list[list[ast.stmt]] = []
+    for index, node in enumerate(body):
+        if not runtime_module(node):
+            continue
+        previous = body[index - 1] if index else None
+        if previous and runtime_module(previous) and previous.end_lineno == node.lineno - 1:
+            runs[-1].append(node)
+        else:
+            runs.append([node])
+    for run in reversed(runs):
+        first, last = run[0].lineno - 1, run[-1].end_lineno or run[-1].lineno
+        run.sort(key=lambda node: runtime_module(node).lower())
+        statements = [one_statement("".join(lines[n.lineno - 1 : n.end_lineno])) for n in run]
+        lines[first:last] = statements
+    return "".join(lines)
+
+
+def team_files() -> list[Path]:
+    """The service's Python files that are the team's: all but the runtime and its tests."""
+    owned = (RUNTIME, Path("tests/runtime"), Path(".venv"), Path(".git"))
+    return [
+        path
+        for path in sorted(Path().rglob("*.py"))
+        if not any(path.is_relative_to(folder) for folder in owned)
+    ]
+
+
+def carry_edited_modules(template: Path, release: str) -> None:
+    """Merge the team's edits of a moved runtime module into the module's new place."""
+    for old, new in sorted(MOVED.items()):
+        path = RUNTIME / f"{old}.py"
+        kept = git("show", f"HEAD:./{path}")
+        if kept is None or path.exists():
+            continue  # not in the service's last commit, or not removed by this update
+        base = git("show", f"{release}:template/{path}", cwd=template)
+        if kept == base:
+            continue  # never edited: the new release's module replaces it
+        moved = RUNTIME / f"{new.replace('.', '/')}.py"
+        if base is None or not moved.is_file():
+            path.write_bytes(kept)
+            outcome = "edited, kept where it was"
+        elif merge(kept, base, moved):
+            outcome = f"your edits moved into {moved}"
+        else:
+            outcome = f"your edits moved into {moved}: resolve its conflicts"
+        print(f"{path}: {outcome}", file=sys.stderr)
+
+
+def main(template: Path, release: str) -> int:
+    if git("cat-file", "-e", f"HEAD:./{RUNTIME}/server.py") is None:
+        return 0  # the service was on the runtime's parts already, or has no runtime
+    carry_edited_modules(template, release)
+    for path in team_files():
+        text = path.read_text()
+        changed = renamed(text)
+        if changed != text:
+            path.write_text(sorted_runtime_imports(changed))
+            print(f"{path}: now imports the runtime's modules from their parts", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(Path(sys.argv[1]), sys.argv[2]))

@@ -1,0 +1,1 @@
+"""Who is calling: verified OAuth bearer tokens, and the request headers a tool may read."""

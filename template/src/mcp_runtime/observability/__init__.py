@@ -1,0 +1,2 @@
+"""What the service tells its operators: structured logs, Prometheus metrics, OpenTelemetry
+traces."""

@@ -1,0 +1,81 @@
+"""The runtime's layout: each part imports only the parts below it.
+
+A service's tools import :mod:`mcp_runtime`, and its tests :mod:`mcp_runtime.testing`;
+the runtime's parts are its own. What ships (every part but ``devtools``) never imports
+the developer tooling, which the wheel and the image leave out.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parents[2] / "src" / "mcp_runtime"
+BELOW_SERVING = {"sdk", "config", "observability", "auth", "execution", "contract"}
+# Each part, and the other parts it may import. The public modules are parts too:
+# ``api`` is mcp_runtime/__init__.py and __main__.py, ``testing`` is mcp_runtime/testing.py.
+MAY_IMPORT: dict[str, set[str]] = {
+    "sdk": set(),
+    "config": set(),
+    "observability": {"sdk", "config"},
+    "auth": {"sdk", "config"},
+    "execution": {"sdk", "config", "observability"},
+    "contract": {"sdk", "config", "observability", "auth", "execution"},
+    "serving": BELOW_SERVING,
+    "api": BELOW_SERVING | {"serving"},
+    "devtools": BELOW_SERVING | {"serving", "api", "testing"},
+    "testing": {"sdk", "devtools"},
+}
+PUBLIC = {"__init__": "api", "__main__": "api", "testing": "testing", "sdk": "sdk"}
+
+
+def part_of_file(path: Path) -> str:
+    """The part a module of the runtime belongs to."""
+    relative = path.relative_to(RUNTIME)
+    return relative.parts[0] if len(relative.parts) > 1 else PUBLIC.get(path.stem, path.stem)
+
+
+def part_of_module(name: str) -> str:
+    """The part an imported ``mcp_runtime...`` module belongs to."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return "api"
+    return PUBLIC.get(parts[1], parts[1])
+
+
+def runtime_imports(path: Path) -> list[tuple[int, str]]:
+    """The line and module name of each import of the runtime in a file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "mcp_runtime":  # `from mcp_runtime import part` names a part
+                known = {alias.name for alias in node.names} & set(MAY_IMPORT)
+                found += [(node.lineno, f"mcp_runtime.{name}") for name in sorted(known)]
+                found += [(node.lineno, "mcp_runtime")] * (len(node.names) > len(known))
+            else:
+                found.append((node.lineno, node.module))
+    return [(line, name) for line, name in found if name.split(".")[0] == "mcp_runtime"]
+
+
+MODULES = sorted(RUNTIME.rglob("*.py"))
+
+
+def test_every_module_is_in_a_known_part() -> None:
+    unknown = {str(path.relative_to(RUNTIME)) for path in MODULES} - {
+        str(path.relative_to(RUNTIME)) for path in MODULES if part_of_file(path) in MAY_IMPORT
+    }
+    assert unknown == set(), "add each new part to MAY_IMPORT, with the parts it may import"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(RUNTIME)))
+def test_a_part_imports_only_the_parts_below_it(path: Path) -> None:
+    part = part_of_file(path)
+    allowed = MAY_IMPORT.get(part, set()) | {part}
+    wrong = [
+        f"line {line}: {name} ({part_of_module(name)})"
+        for line, name in runtime_imports(path)
+        if part_of_module(name) not in allowed
+    ]
+    assert wrong == [], f"{part} may import only {sorted(allowed)}"
