@@ -52,11 +52,11 @@ from mcp_runtime import ToolError, ToolResult, to_fastmcp
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
-from mcp_runtime.observability.metrics import CALL_METRICS
+from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.tracing import use_tracer_provider
 from mcp_runtime.sdk import MCPServer, SDKTool, served_tools
 from mcp_runtime.serving.http_app import http_app
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import create_server, state_of
 from mcp_runtime.testing import free_port
 
 GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
@@ -296,19 +296,23 @@ class DroppingExporter(SpanExporter):
 
 
 def observed(
-    run: Callable[[], Awaitable[Any]], *, metrics: bool, tracing: TracerProvider | None
+    run: Callable[[], Awaitable[Any]],
+    state: ServiceState,
+    *,
+    metrics: bool,
+    tracing: TracerProvider | None,
 ) -> Callable[[], Awaitable[Any]]:
-    """``run`` with metrics and tracing of tool calls on or off, as asked."""
+    """``run`` with the metrics (of ``state``) and tracing of tool calls on or off, as asked."""
 
     async def observing() -> Any:
-        CALL_METRICS.enabled = metrics
+        state.metrics.enabled = metrics
         try:
             if tracing is None:
                 return await run()
             with use_tracer_provider(tracing):
                 return await run()
         finally:
-            CALL_METRICS.enabled = True
+            state.metrics.enabled = True
 
     return observing
 
@@ -468,7 +472,7 @@ def main() -> None:
         runs = interleaved(
             rounds,
             *(
-                observed(measure, metrics=metrics, tracing=tracing)
+                observed(measure, state_of(server), metrics=metrics, tracing=tracing)
                 for metrics, tracing in modes.values()
             ),
         )
@@ -481,12 +485,13 @@ def main() -> None:
             print(
                 f"     {label:8s} {median:8.1f} us per call   ratio {median / medians['off']:.3f}"
             )
-    observed_app = http_app(create_server("contract", [toolset], settings=settings), settings)
-    with Served(observed_app) as url:
+    observed_server = create_server("contract", [toolset], settings=settings)
+    state = state_of(observed_server)
+    with Served(http_app(observed_server, settings)) as url:
         rates = interleaved(
             rounds,
-            observed(lambda: load(url, seconds, 8), metrics=False, tracing=None),
-            observed(lambda: load(url, seconds, 8), metrics=True, tracing=provider),
+            observed(lambda: load(url, seconds, 8), state, metrics=False, tracing=None),
+            observed(lambda: load(url, seconds, 8), state, metrics=True, tracing=provider),
         )
     off_rate, both_rate = (statistics.median(rate for rate, _ in mode) for mode in rates)
     print(

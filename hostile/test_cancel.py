@@ -15,7 +15,7 @@ import pytest
 from harness import Answer, Server
 
 CALL_SECONDS = 3.0
-IN_FLIGHT = 'mcp_tool_calls_in_flight{tool="sleep_async"} 1.0'
+RUNNING = 'mcp_tool_calls_in_flight{tool="sleep_async"} 1.0'
 
 
 def cancel(params: object) -> dict[str, Any]:
@@ -49,7 +49,7 @@ class Running:
         self.thread = threading.Thread(target=self._call, args=(server,))
         self.thread.start()
         deadline = time.monotonic() + 5
-        while IN_FLIGHT not in httpx.get(f"{server.base}/metrics", timeout=5).text:
+        while RUNNING not in httpx.get(f"{server.base}/metrics", timeout=5).text:
             assert time.monotonic() < deadline, "the call did not start"
             time.sleep(0.05)
 

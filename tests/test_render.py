@@ -68,14 +68,17 @@ def test_pyproject_declares_the_service(service: Path) -> None:
 def test_runtime_is_copied_verbatim(service: Path) -> None:
     """Every runtime module is the template's, byte for byte, but the one the answers write."""
     runtime = service / "src" / "mcp_runtime"
-    sources = sorted(path.name for path in TEMPLATE_RUNTIME.glob("*.py"))
-    assert sorted(path.name for path in runtime.glob("*.py")) == sorted(
-        [*sources, "service_defaults.py"]
+    defaults = "config/service_defaults.py"
+    sources = sorted(
+        str(path.relative_to(TEMPLATE_RUNTIME)) for path in TEMPLATE_RUNTIME.rglob("*.py")
+    )
+    assert sorted(str(path.relative_to(runtime)) for path in runtime.rglob("*.py")) == sorted(
+        [*sources, defaults]
     )
     for name in sources:
         assert (runtime / name).read_text() == (TEMPLATE_RUNTIME / name).read_text(), name
     answers = yaml.safe_load((service / ".copier-answers.yml").read_text())
-    assert (runtime / "service_defaults.py").read_text() == (
+    assert (runtime / defaults).read_text() == (
         '"""What this service was rendered with (its Copier answers); the settings override '
         'them."""\n\n'
         f'AUTH = "{answers["auth"]}"\n'

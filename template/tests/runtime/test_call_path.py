@@ -22,15 +22,10 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.gate import to_fastmcp
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool, ToolCaller
 from mcp_runtime.contract.toolsets import Toolset
-from mcp_runtime.execution.in_flight import IN_FLIGHT
-from mcp_runtime.execution.tool_threads import (
-    TOOL_THREADS,
-    ToolBusyError,
-    ToolThreads,
-    never_started,
-)
+from mcp_runtime.execution.state import ServiceState
+from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
 from mcp_runtime.sdk import MCPServer, func_metadata, json_text_keys, pre_parse_json
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import create_server, state_of
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -358,6 +353,8 @@ async def test_a_call_knows_it_never_got_a_thread() -> None:
 async def test_a_call_past_its_deadline_waiting_for_a_thread_says_so() -> None:
     release = threading.Event()
 
+    state = ServiceState()
+
     def shared(timeout: float) -> ContractTool:
         """A tool named ``shared`` that may hold one thread, answered within ``timeout``."""
 
@@ -366,14 +363,15 @@ async def test_a_call_past_its_deadline_waiting_for_a_thread_says_so() -> None:
             return ToolResult(message="held")
 
         held = StructuredTool.from_function(hold, name="shared", description="Hold a thread.")
-        return to_fastmcp(tool_metadata(max_threads=1)(held), policy=CallPolicy(timeout=timeout))
+        policy = CallPolicy(timeout=timeout)
+        return to_fastmcp(tool_metadata(max_threads=1)(held), policy=policy, state=state)
 
     patient, hasty = shared(30), shared(0.2)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(patient.run, {})
             with anyio.fail_after(5):
-                while not TOOL_THREADS.running("shared"):
+                while not state.threads.running("shared"):
                     await anyio.sleep(0.01)
             result = await hasty.run({})
             release.set()
@@ -412,20 +410,17 @@ async def test_a_call_cut_short_by_shutdown_answers(caplog: pytest.LogCaptureFix
     async def calling() -> None:
         answers.append(await converted.run({}))
 
-    try:
-        with anyio.fail_after(10):
-            async with anyio.create_task_group() as group:
-                group.start_soon(calling)
-                await started.wait()
-                IN_FLIGHT.cut_short()
-    finally:
-        IN_FLIGHT.stopping = False
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(calling)
+            await started.wait()
+            converted.state.calls.cut_short()
     [answer] = answers
     assert answer.is_error is True
     assert text_of(answer) == (
         "Tool 'slow' was stopped because the service is shutting down: call it again."
     )
-    assert IN_FLIGHT.count == 0
+    assert converted.state.calls.count == 0
     assert outcomes(caplog) == [("slow", "shutdown")]
 
 
@@ -445,7 +440,7 @@ async def test_a_call_whose_client_left_logs_cancelled(caplog: pytest.LogCapture
         group.start_soon(converted.run, {})
         await started.wait()
         group.cancel_scope.cancel()
-    assert IN_FLIGHT.count == 0
+    assert converted.state.calls.count == 0
     assert outcomes(caplog) == [("slow", "cancelled")]
 
 
@@ -743,11 +738,8 @@ async def test_every_outcome_logs_exactly_one_line(caplog: pytest.LogCaptureFixt
 
 @pytest.mark.parametrize(("per_tool", "share"), [(None, 3), (5, 5)])
 def test_tool_threads_are_sized_by_the_settings(per_tool: int | None, share: int) -> None:
-    server_of(ping, tool_threads=7, tool_threads_per_tool=per_tool)
-    try:
-        assert (TOOL_THREADS.size, TOOL_THREADS.share) == (7, share)
-    finally:
-        TOOL_THREADS.resize(ServiceSettings().tool_threads)
+    threads = state_of(server_of(ping, tool_threads=7, tool_threads_per_tool=per_tool)).threads
+    assert (threads.size, threads.share) == (7, share)
 
 
 async def test_a_tool_declares_its_own_share_of_the_threads() -> None:

@@ -17,7 +17,7 @@ import anyio
 import httpx
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, tool
-from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,7 +26,6 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.observability.metrics import (
-    CALL_METRICS,
     DURATION_BUCKETS,
     MULTIPROC_DIR,
     LocalCalls,
@@ -34,7 +33,7 @@ from mcp_runtime.observability.metrics import (
 )
 from mcp_runtime.sdk import MCPServer
 from mcp_runtime.serving.http_app import ServiceApp, http_app
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import create_server, state_of
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +45,7 @@ WAIT_SECONDS = 30.0
 CALLS = "mcp_tool_calls_total"
 COUNT = "mcp_tool_call_duration_seconds_count"
 BUCKET = "mcp_tool_call_duration_seconds_bucket"
-IN_FLIGHT = "mcp_tool_calls_in_flight"
+CALLS_IN_FLIGHT = "mcp_tool_calls_in_flight"
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -81,10 +80,14 @@ def total_calls(samples: Samples) -> float:
     return sum(number for (name, _), number in samples.items() if name == CALLS)
 
 
-async def scrape(app: ServiceApp) -> Samples:
+async def http_get(app: ServiceApp, path: str) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
-        answer = await client.get("/metrics")
+        return await client.get(path)
+
+
+async def scrape(app: ServiceApp) -> Samples:
+    answer = await http_get(app, "/metrics")
     assert answer.status_code == 200
     return parse(answer.text)
 
@@ -142,8 +145,8 @@ async def test_calls_are_counted_and_timed_by_tool_and_outcome() -> None:
     assert value(after, BUCKET, **largest) == value(after, COUNT, tool="metered", outcome="ok")
     bounds = {dict(labels)["le"] for name, labels in after if name == BUCKET}
     assert bounds == {*(str(bound) for bound in DURATION_BUCKETS), "+Inf"}
-    assert value(after, IN_FLIGHT, tool="metered") == 0
-    assert value(after, IN_FLIGHT, tool="metered_refusal") == 0
+    assert value(after, CALLS_IN_FLIGHT, tool="metered") == 0
+    assert value(after, CALLS_IN_FLIGHT, tool="metered_refusal") == 0
 
 
 async def test_a_running_call_is_in_flight_until_it_ends() -> None:
@@ -164,25 +167,40 @@ async def test_a_running_call_is_in_flight_until_it_ends() -> None:
         running = await scrape(app)
         release.set()
     ended = await scrape(app)
-    assert value(running, IN_FLIGHT, tool="metered_wait") == 1
-    assert value(ended, IN_FLIGHT, tool="metered_wait") == 0
+    assert value(running, CALLS_IN_FLIGHT, tool="metered_wait") == 1
+    assert value(ended, CALLS_IN_FLIGHT, tool="metered_wait") == 0
     assert value(ended, CALLS, tool="metered_wait", outcome="ok") == 1
 
 
 async def test_metrics_off_records_nothing() -> None:
     recorded = []
-    try:
-        for on in (True, False):
-            server, _ = served(metered, settings=ServiceSettings(metrics=on))
-            before = registry_samples()
-            async with connect(server) as session:
-                await session.call_tool("metered", {"name": "Ada"})
-                await session.call_tool("metered", {})
-            after = registry_samples()
-            recorded.append(total_calls(after) - total_calls(before))
-    finally:
-        CALL_METRICS.enabled = True
+    for on in (True, False):
+        server, app = served(metered, settings=ServiceSettings(metrics=on))
+        registry = state_of(server).metrics.registry
+        async with connect(server) as session:
+            await session.call_tool("metered", {"name": "Ada"})
+            await session.call_tool("metered", {})
+        recorded.append(total_calls(parse(generate_latest(registry).decode())))
+        if not on:
+            assert (await http_get(app, "/metrics")).status_code == 404
     assert recorded == [2, 0]
+
+
+async def test_a_scrape_has_the_process_metrics_and_a_toolsets_own_after_the_calls() -> None:
+    """The process's figures, and a metric a toolset registers in prometheus-client's
+    default registry, are scraped with the call metrics, as they were in one registry."""
+    widgets = Counter("team_widgets", "Widgets the team's tool made.")  # the default registry
+    try:
+        widgets.inc(3)
+        server, app = served(metered, settings=ServiceSettings())
+        async with connect(server) as session:
+            await session.call_tool("metered", {"name": "Ada"})
+        samples = await scrape(app)
+    finally:
+        REGISTRY.unregister(widgets)
+    assert value(samples, "team_widgets_total") == 3
+    assert value(samples, "process_cpu_seconds_total") > 0
+    assert value(samples, CALLS, tool="metered", outcome="ok") == 1
 
 
 METRIC_EVENTS: list[tuple[str, tuple[Any, ...]]] = [
@@ -219,11 +237,6 @@ def test_one_process_exposes_what_prometheus_client_metrics_would(
     expected = exposition(shared_registry, generate)
     assert "mcp_tool_call_duration_seconds_created{" in expected
     assert exposition(local_registry, generate) == expected
-
-
-def registry_samples() -> Samples:
-    """The samples of this process's registry."""
-    return parse(generate_latest(REGISTRY).decode())
 
 
 # --- real processes -----------------------------------------------------------------
@@ -300,11 +313,11 @@ def test_a_worker_that_dies_leaves_the_in_flight_sum(
         emptied = not stale.exists()
         held_call(server.url)
         eventually(lambda: (tmp_path / "started-held").exists() or None, "the call started")
-        running = [value(scrape_server(server), IN_FLIGHT, tool="hold") for _ in range(4)]
+        running = [value(scrape_server(server), CALLS_IN_FLIGHT, tool="hold") for _ in range(4)]
         [holder] = writers(folder, "gauge_livesum")
         os.kill(holder, signal.SIGKILL)
         eventually(lambda: holder not in writers(folder, "gauge_livesum") or None, "marked dead")
-        after = [value(scrape_server(server), IN_FLIGHT, tool="hold") for _ in range(4)]
+        after = [value(scrape_server(server), CALLS_IN_FLIGHT, tool="hold") for _ in range(4)]
     assert emptied
     assert running == [1] * 4
     assert after == [0] * 4

@@ -32,6 +32,7 @@ from mcp_runtime.contract.tool_metadata import ToolMetadata, read_declaration
 from mcp_runtime.contract.tool_result import ToolError, ToolResult
 from mcp_runtime.contract.toolsets import BrokenToolset, Toolset
 from mcp_runtime.contract.violations import ContractError, ContractViolation
+from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.sdk import func_metadata, json_text_keys
 
 __all__ = [
@@ -339,11 +340,17 @@ def check_metadata(candidate: Candidate) -> tuple[ToolMetadata, list[ContractVio
 
 
 def to_fastmcp(
-    tool: BaseTool, *, toolset: str | None = None, policy: CallPolicy | None = None
+    tool: BaseTool,
+    *,
+    toolset: str | None = None,
+    policy: CallPolicy | None = None,
+    state: ServiceState | None = None,
 ) -> ContractTool:
     """Convert a LangChain tool to a FastMCP tool that enforces its return contract.
 
-    Raises :class:`ContractError` listing every rule the tool breaks.
+    Its calls run with ``state`` (the threads, calls and metrics of the service that
+    serves it; a state of its own when None). Raises :class:`ContractError` listing
+    every rule the tool breaks.
     """
     candidate = Candidate(tool, toolset)
     violations = [*name_violations(candidate), *description_violations(candidate)]
@@ -378,6 +385,7 @@ def to_fastmcp(
         contract=contract,
         caller=caller,
         policy=policy,
+        state=state if state is not None else ServiceState(),
         annotations=metadata.annotations(),
         meta=metadata.meta,
         scopes=metadata.scopes,
@@ -390,8 +398,11 @@ def convert_toolsets(
     *,
     violations: Sequence[ContractViolation] = (),
     policy: CallPolicy | None = None,
+    state: ServiceState | None = None,
 ) -> list[ContractTool]:
-    """Every tool of ``toolsets`` converted; raises one error listing every violation."""
+    """Every tool of ``toolsets`` converted, their calls run with ``state`` (one of their
+    own when None); raises one error listing every violation."""
+    state = state if state is not None else ServiceState()
     found = [*violations, *duplicate_name_violations(toolsets)]
     converted: list[ContractTool] = []
     served: set[str] = set()
@@ -401,7 +412,7 @@ def convert_toolsets(
                 continue  # a duplicate name: reported above
             served.add(tool.name)
             try:
-                converted.append(to_fastmcp(tool, toolset=toolset.name, policy=policy))
+                converted.append(to_fastmcp(tool, toolset=toolset.name, policy=policy, state=state))
             except ContractError as exc:
                 found.extend(exc.violations)
     if found:

@@ -43,11 +43,11 @@ from mcp_runtime.contract.output_contract import (
     describe_validation_error,
     error_result,
 )
-from mcp_runtime.execution.in_flight import IN_FLIGHT, owner_of
+from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
-from mcp_runtime.execution.tool_threads import TOOL_THREADS, ToolBusyError, never_started
+from mcp_runtime.execution.state import ServiceState
+from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
 from mcp_runtime.observability.logs import log_call
-from mcp_runtime.observability.metrics import CALL_METRICS
 from mcp_runtime.observability.tracing import start_call_span
 from mcp_runtime.sdk import (
     SDKTool,
@@ -86,7 +86,7 @@ class ToolCaller:
     ``ainvoke`` would only add its run machinery (about 300 microseconds a call) around
     the same call. A tool that uses that machinery (callbacks, tracing, error handlers,
     artifacts, a ``RunnableConfig``, ``run_manager`` or ``callbacks`` parameter) goes
-    through ``ainvoke`` itself. Sync tools run in :data:`TOOL_THREADS`, with the
+    through ``ainvoke`` itself. Sync tools run in the service's tool threads, with the
     request's context, so they never block the server and their calls keep deadlines.
 
     The arguments of a plain function's tool whose ``args_schema`` is a pydantic model
@@ -124,23 +124,24 @@ class ToolCaller:
         self,
         arguments: dict[str, Any],
         parsed: tuple[tuple[Any, ...], dict[str, Any]],
+        threads: ToolThreads,
         max_threads: int | None = None,
     ) -> Any:
         """Call the tool: ``arguments`` as the client sent them, ``parsed`` by :meth:`parse`.
 
-        A sync tool holds at most ``max_threads`` tool threads (None: the pool's share);
-        raises :class:`ToolBusyError` when every one it may use is hung.
+        A sync tool runs in ``threads``, holding at most ``max_threads`` of them (None:
+        the pool's share); raises :class:`ToolBusyError` when every one it may use is hung.
         """
         if self.function is None:
             if self.is_async:
                 return await self.tool.ainvoke(arguments)
             invoke = functools.partial(self.tool.invoke, arguments)
-            return await TOOL_THREADS.run(self.tool.name, invoke, limit=max_threads)
+            return await threads.run(self.tool.name, invoke, limit=max_threads)
         args, kwargs = parsed
         if self.is_async:
             return await self.function(*args, **kwargs)
         call = functools.partial(self.function, *args, **kwargs)
-        return await TOOL_THREADS.run(self.tool.name, call, limit=max_threads)
+        return await threads.run(self.tool.name, call, limit=max_threads)
 
 
 class ContractTool(SDKTool):
@@ -155,6 +156,9 @@ class ContractTool(SDKTool):
     caller: ToolCaller = Field(exclude=True, repr=False)
     policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
     scopes: tuple[str, ...] = Field((), description="OAuth scopes a caller's token must hold")
+    state: ServiceState = Field(
+        exclude=True, repr=False, description="the service's threads, calls and metrics"
+    )
     json_keys: frozenset[str] = Field(
         exclude=True, repr=False, description="argument keys the SDK may decode from JSON text"
     )
@@ -174,14 +178,15 @@ class ContractTool(SDKTool):
         outcome = "cancelled"
         with serving(context):
             span = start_call_span(self.name)
-            CALL_METRICS.started(self.name)
+            metrics = self.state.metrics
+            metrics.started(self.name)
             try:
                 async with reporting_progress(context):
                     result, outcome = await self._answer(arguments)
             finally:
                 duration = time.perf_counter() - started
                 log_call(self.name, outcome, duration)
-                CALL_METRICS.finished(self.name, outcome, duration)
+                metrics.finished(self.name, outcome, duration)
                 if span is not None:
                     span.end(outcome)
         return result
@@ -203,9 +208,12 @@ class ContractTool(SDKTool):
             message = f"Invalid arguments for tool '{self.name}': {problems}"
             return error_result(message), "bad_arguments"
         owner = owner_of(verified_token())
-        with IN_FLIGHT.call(self.name, owner, request_id(), self.policy.timeout) as call:
+        state = self.state
+        with state.calls.call(self.name, owner, request_id(), self.policy.timeout) as call:
             try:
-                value = await self.caller.call(arguments, parsed, self.policy.max_threads)
+                value = await self.caller.call(
+                    arguments, parsed, state.threads, self.policy.max_threads
+                )
             except ToolBusyError as exc:
                 return error_result(str(exc)), "busy"
             except UrlElicitationRequiredError:

@@ -19,7 +19,7 @@ from mcp.types import RequestId
 
 from mcp_runtime.sdk import AccessToken
 
-__all__ = ["IN_FLIGHT", "InFlight", "Owner", "RunningCall", "owner_of"]
+__all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "owner_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -184,4 +184,12 @@ class InFlight:
         return True
 
 
-IN_FLIGHT = InFlight()
+class OpenRequests:
+    """How many requests the HTTP front has passed on to the SDK and not yet seen answered.
+
+    GET streams are not counted: they last as long as the client keeps them open.
+    Shutdown waits for this count (and the calls in flight) to reach zero.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_runtime.observability.metrics import CALL_METRICS
+from mcp_runtime.observability.metrics import CallMetrics
 
-__all__ = ["TOOL_THREADS", "ToolBusyError", "ToolThreads", "default_share", "never_started"]
+__all__ = ["ToolBusyError", "ToolThreads", "default_share", "never_started"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +66,12 @@ class _Job:
 class ToolThreads:
     """A pool of daemon threads for sync tools, each tool held to its share of them."""
 
-    def __init__(self, size: int = 40, share: int | None = None) -> None:
+    def __init__(
+        self, size: int = 40, share: int | None = None, *, metrics: CallMetrics | None = None
+    ) -> None:
         self.size = size
         self.share = share if share is not None else default_share(size)
+        self.metrics = metrics if metrics is not None else CallMetrics(enabled=False)
         self._lock = threading.Lock()
         self._wakeup = threading.Condition(self._lock)
         self._pending: deque[_Job] = deque()  # waiting for a thread, in arrival order
@@ -92,14 +95,6 @@ class ToolThreads:
         """Threads running the tool ``name`` now, hung ones included."""
         share = self._shares.get(name)
         return 0 if share is None else share.running
-
-    def resize(self, size: int, share: int | None = None) -> None:
-        """Allow ``size`` threads from now on, ``share`` of them (default: half) per tool.
-
-        Threads already started stay.
-        """
-        self.size = size
-        self.share = share if share is not None else default_share(size)
 
     async def run(self, name: str, function: Callable[[], Any], *, limit: int | None = None) -> Any:
         """``function()`` in a worker thread, the tool ``name`` holding at most ``limit`` threads.
@@ -179,7 +174,7 @@ class ToolThreads:
                 share.running += 1
                 self._busy += 1
                 job.running = True
-            CALL_METRICS.threads_running(job.name, 1)
+            self.metrics.threads_running(job.name, 1)
             self._run(job, share)
 
     def _run(self, job: _Job, share: _Share) -> None:
@@ -195,7 +190,7 @@ class ToolThreads:
             if hung:
                 share.hung -= 1
                 self._hung -= 1
-        CALL_METRICS.threads_running(job.name, -1)
+        self.metrics.threads_running(job.name, -1)
         if hung:
             logger.info(
                 "tool %s returned after its call had ended (%.1f s after it was called); "
@@ -279,6 +274,3 @@ def default_share(size: int) -> int:
 def _settle(future: "asyncio.Future[tuple[bool, Any]]", ok: bool, value: Any) -> None:
     if not future.done():
         future.set_result((ok, value))
-
-
-TOOL_THREADS = ToolThreads()

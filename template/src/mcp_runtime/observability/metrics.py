@@ -42,14 +42,13 @@ from prometheus_client.utils import floatToGoString
 from starlette.types import ASGIApp
 
 __all__ = [
-    "CALL_METRICS",
     "DURATION_BUCKETS",
     "MULTIPROC_DIR",
     "CallMetrics",
     "LocalCalls",
+    "ProcessMetrics",
     "SharedCalls",
     "mark_worker_dead",
-    "metrics_app",
 ]
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -140,7 +139,7 @@ class SharedCalls:
     """The call metrics of one of several worker processes, in prometheus-client's
     multiprocess files, which a scrape of any worker merges."""
 
-    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
         labels = ["tool", "outcome"]
         self.calls = Counter("mcp_tool_calls", CALLS_HELP, labels, registry=registry)
         self.duration = Histogram(
@@ -181,16 +180,46 @@ class SharedCalls:
             gauge.dec()
 
 
-class CallMetrics:
-    """Counts and times the tool calls of this process; does nothing while disabled.
+THREADS_HELP = (
+    "Worker threads running a sync tool now, by tool, those whose call has ended included."
+)
 
-    In one process the figures are :class:`LocalCalls`; with several workers
-    (``PROMETHEUS_MULTIPROC_DIR`` set when the process starts) :class:`SharedCalls`.
+
+class ProcessMetrics(Collector):
+    """prometheus-client's registry of the process: its CPU, memory and garbage collector
+    figures, and any metric a toolset registers there, served with the call metrics."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from REGISTRY.collect()
+
+
+class CallMetrics:
+    """The call metrics of one service in this process; they record nothing while disabled.
+
+    In one process the figures are :class:`LocalCalls`, scraped from :attr:`registry`
+    after the process's own (:class:`ProcessMetrics`); with several workers
+    (``PROMETHEUS_MULTIPROC_DIR`` set when the process starts) they are
+    :class:`SharedCalls`, in the files that a scrape of any worker merges.
     """
 
-    def __init__(self, calls: LocalCalls | SharedCalls) -> None:
-        self.enabled = True
-        self.calls = calls
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.shared = bool(os.environ.get(MULTIPROC_DIR))
+        self.registry = CollectorRegistry()
+        self.calls: LocalCalls | SharedCalls
+        if self.shared:
+            self.calls = SharedCalls(registry=None)
+        else:
+            self.registry.register(ProcessMetrics())
+            self.calls = LocalCalls()
+            self.registry.register(self.calls)
+        self.threads = Gauge(
+            "mcp_tool_threads_running",
+            THREADS_HELP,
+            ["tool"],
+            multiprocess_mode="livesum",
+            registry=None if self.shared else self.registry,
+        )
         self._threads: dict[str, Gauge] = {}
 
     def started(self, tool: str) -> None:
@@ -209,41 +238,20 @@ class CallMetrics:
             return
         gauge = self._threads.get(tool)
         if gauge is None:
-            gauge = self._threads.setdefault(tool, THREADS_RUNNING.labels(tool))
+            gauge = self._threads.setdefault(tool, self.threads.labels(tool))
         gauge.inc(change)
 
+    def app(self) -> ASGIApp:
+        """The ASGI app answering a scrape: these metrics, or every worker's.
 
-def _calls() -> LocalCalls | SharedCalls:
-    if os.environ.get(MULTIPROC_DIR):
-        return SharedCalls()
-    local = LocalCalls()
-    REGISTRY.register(local)
-    return local
-
-
-_CALLS = _calls()  # registered first: the families keep the order they always had
-THREADS_RUNNING = Gauge(
-    "mcp_tool_threads_running",
-    "Worker threads running a sync tool now, by tool, those whose call has ended included.",
-    ["tool"],
-    multiprocess_mode="livesum",
-)
-
-
-CALL_METRICS = CallMetrics(_CALLS)
-
-
-def metrics_app() -> ASGIApp:
-    """The ASGI app answering a scrape: this process's metrics, or every worker's.
-
-    It answers in the Prometheus text format (OpenMetrics if the scraper asks for it).
-    """
-    path = os.environ.get(MULTIPROC_DIR)
-    if not path:
-        return make_asgi_app(REGISTRY)
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]
-    return make_asgi_app(registry)
+        It answers in the Prometheus text format (OpenMetrics if the scraper asks for it).
+        """
+        path = os.environ.get(MULTIPROC_DIR)
+        if not self.shared or not path:
+            return make_asgi_app(self.registry)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]
+        return make_asgi_app(registry)
 
 
 def mark_worker_dead(pid: int) -> None:

@@ -38,9 +38,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.auth.oauth import remember_request_token
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
-from mcp_runtime.execution.in_flight import IN_FLIGHT, Owner, owner_of
-from mcp_runtime.execution.tool_threads import TOOL_THREADS
-from mcp_runtime.observability.metrics import CALL_METRICS, metrics_app
+from mcp_runtime.execution.in_flight import InFlight, Owner, owner_of
+from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.sdk import (
     BearerCheck,
     MCPServer,
@@ -48,12 +47,10 @@ from mcp_runtime.sdk import (
     handshake_era,
     served_tool_names,
 )
-from mcp_runtime.serving.server import transport_security
+from mcp_runtime.serving.server import state_of, transport_security
 
 __all__ = [
     "MCP_PATH",
-    "OPEN_REQUESTS",
-    "OpenRequests",
     "ServiceApp",
     "app_from_environment",
     "http_app",
@@ -67,28 +64,18 @@ SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class OpenRequests:
-    """How many requests the front has passed on to the SDK and not yet seen answered.
-
-    GET streams are not counted: they last as long as the client keeps them open.
-    Shutdown waits for this count (and the calls in flight) to reach zero.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-
-
-OPEN_REQUESTS = OpenRequests()
-
-
-def http_app(server: MCPServer, settings: ServiceSettings | None = None) -> "ServiceApp":
-    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``.
+def http_app(
+    server: MCPServer, settings: ServiceSettings | None = None, state: ServiceState | None = None
+) -> "ServiceApp":
+    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``,
+    answering readiness and scrapes from ``state`` (the one its tools run with when None).
 
     Raises :class:`SettingsError` when ``MCP_AUTH=oauth`` lacks a setting it needs.
     """
     settings = settings or ServiceSettings()
     require_http_auth(settings)
-    CALL_METRICS.enabled = settings.metrics
+    state = state if state is not None else state_of(server, settings)
+    state.metrics.enabled = settings.metrics
     sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=settings.stateless,
@@ -98,6 +85,7 @@ def http_app(server: MCPServer, settings: ServiceSettings | None = None) -> "Ser
     )
     return ServiceApp(
         sdk_app,
+        state=state,
         tools=len(served_tool_names(server)),
         max_body=settings.max_request_bytes,
         max_depth=settings.max_json_depth,
@@ -105,7 +93,7 @@ def http_app(server: MCPServer, settings: ServiceSettings | None = None) -> "Ser
         path=MCP_PATH,
         stateless=settings.stateless,
         bearer=bearer_check(server),
-        metrics=metrics_app() if settings.metrics else None,
+        metrics=state.metrics.app() if settings.metrics else None,
     )
 
 
@@ -147,6 +135,7 @@ class ServiceApp:
         self,
         app: ASGIApp,
         *,
+        state: ServiceState,
         tools: int,
         max_body: int,
         max_depth: int,
@@ -157,6 +146,7 @@ class ServiceApp:
         metrics: ASGIApp | None = None,
     ) -> None:
         self.app = app
+        self.state = state
         self.tools = tools
         self.max_body = max_body
         self.max_depth = max_depth
@@ -181,7 +171,7 @@ class ServiceApp:
             await self._readiness(send)
         elif method == "GET" and path == "/metrics":
             await self._metrics(scope, receive, send)
-        elif path == self.path and IN_FLIGHT.draining:
+        elif path == self.path and self.state.calls.draining:
             error = "Service unavailable: the server is shutting down; send the request again"
             await respond_raw(send, 503, json_rpc_error(-32000, error), [(b"connection", b"close")])
         elif path == self.path and self.stateless and method not in ("POST", "DELETE"):
@@ -198,13 +188,14 @@ class ServiceApp:
             await self._passed_on(scope, receive, send)
 
     async def _readiness(self, send: Send) -> None:
-        if IN_FLIGHT.draining:
+        threads = self.state.threads
+        if self.state.calls.draining:
             await respond(send, 503, {"status": "draining"})
         elif not self.ready:
             await respond(send, 503, {"status": "not ready"})
-        elif TOOL_THREADS.exhausted:
-            threads = {"busy": TOOL_THREADS.busy, "size": TOOL_THREADS.size}
-            await respond(send, 503, {"status": "busy", "tool_threads": threads})
+        elif threads.exhausted:
+            busy = {"busy": threads.busy, "size": threads.size}
+            await respond(send, 503, {"status": "busy", "tool_threads": busy})
         else:
             await respond(send, 200, {"status": "ready", "tools": self.tools})
 
@@ -233,16 +224,18 @@ class ServiceApp:
         return watching
 
     async def _passed_on(self, scope: Scope, receive: Receive, send: Send) -> None:
-        OPEN_REQUESTS.count += 1
+        requests = self.state.requests
+        requests.count += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            OPEN_REQUESTS.count -= 1
+            requests.count -= 1
 
     async def _checked_post(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Counted from the first await on: shutdown waits for the request from here on,
         # its token check included (a request that passed the draining check is served).
-        OPEN_REQUESTS.count += 1
+        requests = self.state.requests
+        requests.count += 1
         try:
             access = None
             if self.bearer is not None and scope["path"] == self.path:
@@ -256,11 +249,11 @@ class ServiceApp:
                 # From 2026-07-28 a client cancels by closing its request's response stream
                 # (the SDK then cancels the call); a posted cancel is answered and dropped.
                 if self.stateless and not modern and b"notifications/cancelled" in body:
-                    _cancel_call(body, owner_of(access))
+                    _cancel_call(self.state.calls, body, owner_of(access))
                 whole: Message = {"type": "http.request", "body": body, "more_body": False}
                 await self.app(scope, _replay([whole], receive), send)
         finally:
-            OPEN_REQUESTS.count -= 1
+            requests.count -= 1
 
     async def _body(self, receive: Receive, send: Send, modern: bool) -> bytes | None:
         """The request body once it passes every check; None once a refusal is sent.
@@ -447,7 +440,7 @@ def _call_problem(message: dict[str, object], refusal: Refusal) -> tuple[int, by
     return refusal.answer(-32602, f"Invalid params of tools/call: {problem}")
 
 
-def _cancel_call(body: bytes, owner: Owner) -> None:
+def _cancel_call(calls: InFlight, body: bytes, owner: Owner) -> None:
     """Cancel the call in this process that a ``notifications/cancelled`` body names.
 
     Stateless serving gives each POST a session of its own, so the SDK cannot
@@ -464,7 +457,7 @@ def _cancel_call(body: bytes, owner: Owner) -> None:
     params = message.get("params")
     request_id = params.get("requestId") if isinstance(params, dict) else None
     if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-        IN_FLIGHT.cancel(owner, request_id)
+        calls.cancel(owner, request_id)
 
 
 def _kind(value: object) -> str:

@@ -40,14 +40,15 @@ import h11
 import uvicorn
 from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp
+from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import multiprocess
 
 from mcp_runtime.config.settings import ServiceSettings, SettingsError
-from mcp_runtime.execution.in_flight import IN_FLIGHT
+from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.metrics import MULTIPROC_DIR, mark_worker_dead
-from mcp_runtime.serving.http_app import OPEN_REQUESTS
+from mcp_runtime.serving.http_app import ServiceApp
 
 __all__ = [
     "AppFactory",
@@ -127,11 +128,17 @@ def metrics_directory(settings: ServiceSettings) -> Iterator[None]:
 
 
 class ServingConfig(uvicorn.Config):
-    """uvicorn's configuration from the service's settings (pickled to each worker)."""
+    """uvicorn's configuration from the service's settings (pickled to each worker).
+
+    Its process builds its app with :meth:`build_app`, which keeps the app's
+    :class:`ServiceState`: the one the process drains.
+    """
 
     def __init__(self, app: AppFactory, settings: ServiceSettings) -> None:
+        self.app_factory = app
+        self.state: ServiceState | None = None
         super().__init__(
-            app,
+            self.build_app,
             factory=True,
             host=settings.host,
             port=settings.port,
@@ -149,6 +156,14 @@ class ServingConfig(uvicorn.Config):
         )
         self.shutdown_grace = settings.shutdown_grace
         self.read_timeout = settings.read_timeout
+
+    def build_app(self) -> ASGIApp:
+        """The process's app, from the factory; its state kept when it is the service's."""
+        factory = self.app_factory
+        app: ASGIApp = (import_from_string(factory) if isinstance(factory, str) else factory)()
+        if isinstance(app, ServiceApp):
+            self.state = app.state
+        return app
 
 
 class HeadTimeoutProtocol(H11Protocol):
@@ -218,7 +233,8 @@ class DrainingServer(uvicorn.Server):
         """The first SIGTERM or SIGINT starts draining; a second SIGINT ends the grace."""
         if self.signalled is None:
             self.signalled = time.monotonic()
-            IN_FLIGHT.begin_draining()
+            if self.state is not None:
+                self.state.calls.begin_draining()
         elif sig == signal.SIGINT:
             self.forced = True
 
@@ -229,14 +245,25 @@ class DrainingServer(uvicorn.Server):
             return False
         return self._drained(time.monotonic() - self.signalled)
 
+    @property
+    def state(self) -> ServiceState | None:
+        """The state of the app this process serves; None until the app is built."""
+        assert isinstance(self.config, ServingConfig), "serve with a ServingConfig"
+        return self.config.state
+
     def _drained(self, elapsed: float) -> bool:
         """Whether to stop now, ``elapsed`` seconds into draining; cut calls short at the grace."""
-        idle = IN_FLIGHT.count == 0 and OPEN_REQUESTS.count == 0
+        state = self.state
+        if state is None:
+            return self._stop()  # signalled before the app was built: nothing to drain
+        calls = state.calls
+        calls.begin_draining()
+        idle = calls.count == 0 and state.requests.count == 0
         if not self.reported:
             self.reported = True
             logger.info(
                 "shutting down: draining %d calls in flight (up to %g seconds)",
-                IN_FLIGHT.count,
+                calls.count,
                 self.grace,
             )
         if idle:
@@ -245,9 +272,9 @@ class DrainingServer(uvicorn.Server):
         if self.cut_at is None and (self.forced or elapsed >= self.grace):
             logger.warning(
                 "shutting down: stopping the %d calls still running (grace ended)",
-                IN_FLIGHT.count,
+                calls.count,
             )
-            IN_FLIGHT.cut_short()
+            calls.cut_short()
             self.cut_at = elapsed
         if self.cut_at is not None and elapsed - self.cut_at >= CUT_SHORT_SECONDS:
             return self._stop()

@@ -6,17 +6,24 @@ from collections.abc import Sequence
 from mcp_runtime.auth.oauth import JwtVerifier
 from mcp_runtime.config.settings import ServiceSettings, load_settings
 from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
-from mcp_runtime.contract.served_tool import CallPolicy
+from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
 from mcp_runtime.contract.violations import ContractViolation
-from mcp_runtime.execution.tool_threads import TOOL_THREADS
-from mcp_runtime.sdk import AuthSettings, MCPServer, TransportSecuritySettings, without_sdk_spans
+from mcp_runtime.execution.state import ServiceState
+from mcp_runtime.sdk import (
+    AuthSettings,
+    MCPServer,
+    TransportSecuritySettings,
+    served_tools,
+    without_sdk_spans,
+)
 
 __all__ = [
     "UnknownToolsetError",
     "build_server",
     "create_server",
     "oauth_settings",
+    "state_of",
     "transport_security",
 ]
 
@@ -28,9 +35,13 @@ class UnknownToolsetError(Exception):
 
 
 def build_server(
-    *, service: Service | None = None, settings: ServiceSettings | None = None
+    *,
+    service: Service | None = None,
+    settings: ServiceSettings | None = None,
+    state: ServiceState | None = None,
 ) -> MCPServer:
-    """The server of ``service`` (the installed one when None), as ``settings`` say.
+    """The server of ``service`` (the installed one when None), as ``settings`` say, its
+    calls run with ``state`` (a new one, as ``settings`` say, when None).
 
     Serves the toolsets ``settings.toolsets`` names (all when empty). Raises
     :class:`ContractError` listing every violation of every tool, so a server whose
@@ -50,7 +61,9 @@ def build_server(
         loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
         broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
     violations = toolset_violations(broken)
-    server = create_server(service.name, loaded, violations=violations, settings=settings)
+    server = create_server(
+        service.name, loaded, violations=violations, settings=settings, state=state
+    )
     tools = sum(len(toolset.tools) for toolset in loaded)
     logger.debug("startup gate: the %d tools of %s keep the contract", tools, service.name)
     return server
@@ -62,8 +75,10 @@ def create_server(
     *,
     violations: Sequence[ContractViolation] = (),
     settings: ServiceSettings | None = None,
+    state: ServiceState | None = None,
 ) -> MCPServer:
-    """An MCP server named ``name`` serving ``toolsets``, once all pass the gate.
+    """An MCP server named ``name`` serving ``toolsets``, once all pass the gate; their
+    calls run with ``state`` (a new one, as ``settings`` say, when None).
 
     How it is served over HTTP (its address, limits and security) is the app's:
     :func:`mcp_runtime.serving.http_app.http_app`.
@@ -74,8 +89,8 @@ def create_server(
         mask_errors=settings.mask_errors,
         max_depth=settings.max_json_depth,
     )
-    tools = convert_toolsets(toolsets, violations=violations, policy=policy)
-    TOOL_THREADS.resize(settings.tool_threads, settings.tool_threads_per_tool)
+    state = state if state is not None else ServiceState(settings)
+    tools = convert_toolsets(toolsets, violations=violations, policy=policy, state=state)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     server = MCPServer(
         name,
@@ -85,6 +100,27 @@ def create_server(
         subscriptions=False,
     )
     return without_sdk_spans(server)
+
+
+def state_of(server: MCPServer, settings: ServiceSettings | None = None) -> ServiceState:
+    """The state the tools of ``server`` run with (a new one, as ``settings`` say, if it
+    serves none of the runtime's tools).
+
+    Raises ``ValueError`` if its tools were converted with different states: one process
+    drains, and one readiness probe reports, one state.
+    """
+    states = {
+        id(tool.state): tool.state
+        for tool in served_tools(server)
+        if isinstance(tool, ContractTool)
+    }
+    if len(states) > 1:
+        raise ValueError(
+            f"the tools of server {server.name!r} run with {len(states)} different states: "
+            "build it with create_server or build_server, or convert its tools with one "
+            "ServiceState (to_fastmcp(tool, state=state))"
+        )
+    return next(iter(states.values())) if states else ServiceState(settings)
 
 
 def oauth_settings(settings: ServiceSettings) -> AuthSettings:

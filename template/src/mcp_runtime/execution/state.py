@@ -1,0 +1,34 @@
+"""What one service owns while it serves, in one object passed to its parts.
+
+A :class:`ServiceState` holds a service's tool threads, its calls in flight, the
+requests its HTTP front has open and its call metrics, in this process. The server's
+tools run with it (the gate binds each to the state it is given), the HTTP app answers
+readiness and scrapes from it, and the process drains it at shutdown. Nothing of it is
+global: two servers built in one process, as tests build them, share nothing.
+"""
+
+from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.execution.in_flight import InFlight, OpenRequests
+from mcp_runtime.execution.tool_threads import ToolThreads
+from mcp_runtime.observability.metrics import CallMetrics
+
+__all__ = ["ServiceState"]
+
+
+class ServiceState:
+    """One service's tool threads, calls in flight, open requests and call metrics.
+
+    Sized as ``settings`` say (``MCP_TOOL_THREADS``, ``MCP_TOOL_THREADS_PER_TOOL``,
+    ``MCP_METRICS``); without settings, with their defaults.
+    """
+
+    __slots__ = ("calls", "metrics", "requests", "threads")
+
+    def __init__(self, settings: ServiceSettings | None = None) -> None:
+        defaults = ServiceSettings.model_construct() if settings is None else settings
+        self.metrics = CallMetrics(enabled=defaults.metrics)
+        self.threads = ToolThreads(
+            defaults.tool_threads, defaults.tool_threads_per_tool, metrics=self.metrics
+        )
+        self.calls = InFlight()
+        self.requests = OpenRequests()
