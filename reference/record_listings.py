@@ -23,8 +23,8 @@ from typing import Any
 from langchain_mcp_adapters.tools import to_fastmcp
 from mcp.server.fastmcp import FastMCP
 
-RUNTIME_MODULES = ("mcp_runtime", "mcp_runtime.sdk", "mcp_runtime.server")
-RUNTIME_MODULES += ("mcp_runtime.testing", "mcp_runtime.toolsets")
+RUNTIME_MODULES = ("mcp_runtime", "mcp_runtime.sdk", "mcp_runtime.serving.server")
+RUNTIME_MODULES += ("mcp_runtime.testing", "mcp_runtime.contract.toolsets")
 
 
 class Unavailable:
@@ -50,7 +50,7 @@ def load(path: Path, name: str) -> types.ModuleType:
 
 def stand_in_runtime(template: Path) -> None:
     """``mcp_runtime`` with its real result types, and every other name unavailable."""
-    results = load(template / "src" / "mcp_runtime" / "tool_result.py", "_tool_result")
+    results = load(template / "src" / "mcp_runtime" / "contract" / "tool_result.py", "_tool_result")
     for name in RUNTIME_MODULES:
         module = types.ModuleType(name)
         module.__getattr__ = Unavailable  # type: ignore[assignment, method-assign]

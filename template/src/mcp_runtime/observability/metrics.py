@@ -1,19 +1,9 @@
 """Prometheus metrics of the tool calls, and their exposition at ``GET /metrics``.
 
-Recorded for each call (the tool's name is the only label besides the outcome; argument
-values never are):
-
-- ``mcp_tool_calls_total{tool,outcome}``: calls that have ended;
-- ``mcp_tool_call_duration_seconds{tool,outcome}``: how long they took (a histogram);
-- ``mcp_tool_calls_in_flight{tool}``: calls running now;
-- ``mcp_tool_threads_running{tool}``: worker threads running a sync tool now, those
-  whose call has ended included (a tool at its share of the threads, see
-  ``MCP_TOOL_THREADS_PER_TOOL``, answers its calls ``busy``).
-
-With several worker processes, ``serve`` sets ``PROMETHEUS_MULTIPROC_DIR`` before the
-workers start: each worker writes its figures there, and a scrape of any worker merges
-them all. Process metrics (CPU, memory, open files) are exposed with one process only:
-they are not merged across workers.
+Each call is counted, timed and gauged in flight by tool and outcome, and each sync
+tool's running threads are gauged by tool; argument values never label a series. The
+series, and how several workers merge theirs, are in the service's
+``docs/observability.md``.
 """
 
 import os

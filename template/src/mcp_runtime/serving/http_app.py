@@ -1,31 +1,12 @@
-"""The ASGI application that serves the MCP endpoint over streamable HTTP.
+"""The ASGI app that serves the MCP endpoint over streamable HTTP.
 
-FastMCP's streamable HTTP app (``/mcp``), behind a front that answers first:
-
-- ``GET /healthz``: liveness, 200 while the process serves;
-- ``GET /readyz``: readiness, 200 once the gate has passed and the app has started;
-  503 ``not ready`` before that, ``draining`` once shutdown has begun, and ``busy``
-  while every tool thread is taken (so a load balancer sends calls elsewhere);
-- ``GET /metrics``: the tool calls' Prometheus metrics, without authentication like the
-  probes (404, saying so, with ``MCP_METRICS=false``);
-- while the server drains, every request to the MCP endpoint is answered 503 with a
-  JSON-RPC error and ``connection: close``;
-- stateless serving has no GET stream: a method other than POST (or DELETE, which the
-  SDK answers) is answered 405 with ``allow: POST``;
-- request bodies, checked before the SDK parses them, each refused with a JSON-RPC
-  error: larger than the limit (413, as it arrives), a part that does not arrive within
-  the read timeout (408), not UTF-8 (400); nested deeper than the limit, a string with
-  a lone UTF-16 surrogate escape such as ``\\ud800`` (naming where it is), a request
-  whose id is neither a string nor an integer (never taken for a notification), or
-  one whose ``jsonrpc`` or ``method`` is malformed: each answered by the request's id
-  when it has a usable one (see :class:`Refusal`);
-- a client that leaves before it has sent its whole body: one INFO line, and the
-  SDK never sees the request;
-- under ``MCP_AUTH=oauth``, a POST without a valid bearer token is answered the SDK's
-  own 401 before its body is read;
-- serving statelessly, a ``notifications/cancelled`` cancels the call in flight in this
-  process that its ``requestId`` names, made by the same verified caller (see
-  :meth:`InFlight.cancel`), and is then passed on as usual.
+The SDK's streamable HTTP app (``/mcp``) sits behind a front (:class:`ServiceApp`) that
+answers first what the SDK should not see: the probes and the scrape (``/healthz``,
+``/readyz``, ``/metrics``), requests while the service drains, methods a stateless
+endpoint has no use for, request bodies past the limits (:class:`Refusal`) and a POST
+without a valid bearer token under ``MCP_AUTH=oauth``; it cancels the call that a
+posted ``notifications/cancelled`` of the 2025 revisions names (:meth:`InFlight.cancel`).
+Each answer, and the setting of each limit, is in the service's ``docs/production.md``.
 """
 
 import gc

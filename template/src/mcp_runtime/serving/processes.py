@@ -1,26 +1,14 @@
 """Running the service over HTTP: uvicorn with connection limits, and a shutdown that drains.
 
 :func:`serve` runs an app factory under uvicorn, in one process or several worker
-processes sharing the listening socket, as the settings say:
-
-- at most ``max_connections`` open connections are served; a request beyond them is
-  answered 503;
-- an idle kept-alive connection is closed after ``idle_timeout`` seconds;
-- a request head must arrive whole within ``read_timeout`` seconds of the connection
-  opening (or of its first byte, on a kept-alive connection): a client that sends it
-  slowly, holding connections open, is disconnected.
-
-On SIGTERM or SIGINT a worker drains: readiness answers 503 ``draining``, new requests
-to the MCP endpoint are answered 503, and the calls in flight go on. Once none is left
-(the calls in flight, and the requests passed on to the SDK), the listener closes and
-the process exits 0. If ``shutdown_grace`` seconds pass first (or a second SIGINT
-comes), the calls still running are cut short: each answers ``isError`` (shutdown),
-and the process exits once those answers are sent, or a few seconds later.
+processes sharing the listening socket. Each process serves at most
+``max_connections`` connections at once, closes a connection whose request head comes
+too slowly (:class:`HeadTimeoutProtocol`) or that idles, and on SIGTERM or SIGINT drains
+the state of the app it built (:class:`DrainingServer`). What each of these answers,
+and its setting, is in the service's ``docs/production.md``.
 
 With several workers and metrics on, the workers share a directory of metric files
-(``PROMETHEUS_MULTIPROC_DIR``, set before they start), so that a scrape of any worker
-counts every worker's calls: the operator's directory if the variable is set (emptied of
-metric files at start), else a new one, removed when the service stops.
+(:func:`metrics_directory`), so that a scrape of any worker counts every worker's calls.
 """
 
 import asyncio
@@ -216,7 +204,14 @@ class HeadTimeoutProtocol(H11Protocol):
 
 
 class DrainingServer(uvicorn.Server):
-    """A uvicorn server that drains before it stops (see the module's docstring)."""
+    """A uvicorn server that drains before it stops.
+
+    On the first SIGTERM or SIGINT its state drains: readiness and new MCP requests
+    answer 503, and the calls in flight go on. It stops once none is left (calls, and
+    requests passed on to the SDK); once ``shutdown_grace`` seconds pass first, or a
+    second SIGINT comes, the calls still running are cut short, each answering
+    ``isError`` (shutdown), and it stops :data:`CUT_SHORT_SECONDS` later at most.
+    """
 
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
