@@ -128,8 +128,9 @@ def template_tests(session: nox.Session) -> None:
     lambda: (
         "copier update over releases 0.9.0, 0.10.0 (MCP SDK 1.x), 1.0.0, 1.1.0: fixes and "
         "new questions arrive, a service moves to the SDK's 2.x line and serves both eras, "
-        "the team's files stay byte-identical, conflicts show, the runtime equals a fresh "
-        "render's, tests and lint green"
+        "the runtime moves into its parts (a team's edit and imports follow), the team's "
+        "files stay byte-identical, conflicts show, the runtime equals a fresh render's, "
+        "tests and lint green"
     )
 )
 def update(session: nox.Session) -> None:
