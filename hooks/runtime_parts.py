@@ -86,11 +86,18 @@ def runtime_module(node: ast.stmt) -> str:
 
 def one_statement(text: str, length: int = 100) -> str:
     """An import statement, one name a line if it is on one line longer than ``length``."""
-    head, _, names = text.rstrip("\n").partition(" import ")
-    if "\n" in text.rstrip("\n") or len(text.rstrip("\n")) <= length or "(" in names:
+    line = text.rstrip("\r\n")
+    end = text[len(line) :] or "\n"
+    head, _, names = line.partition(" import ")
+    if "\n" in line or "\r" in line or len(line) <= length or "(" in names or "#" in names:
         return text
-    listed = "".join(f"    {name.strip()},\n" for name in names.split(","))
-    return f"{head} import (\n{listed})\n"
+    listed = "".join(f"    {name.strip()},{end}" for name in names.split(","))
+    return f"{head} import ({end}{listed}){end}"
+
+
+def physical_lines(text: str) -> list[str]:
+    """``text``'s lines as Python counts them (ended by \\n, \\r\\n or \\r), with their ends."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
 def sorted_runtime_imports(text: str) -> str:
@@ -99,7 +106,7 @@ def sorted_runtime_imports(text: str) -> str:
         body = ast.parse(text).body
     except SyntaxError:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = physical_lines(text)
     runs: list[list[ast.stmt]] = []
     for index, node in enumerate(body):
         if not runtime_module(node):
@@ -118,12 +125,15 @@ def sorted_runtime_imports(text: str) -> str:
 
 
 def team_files() -> list[Path]:
-    """The service's Python files that are the team's: all but the runtime and its tests."""
-    owned = (RUNTIME, Path("tests/runtime"), Path(".venv"), Path(".git"))
+    """The Python files the service's last commit holds that are the team's: all but the
+    runtime and its tests."""
+    listed = (git("ls-files", "-z", "--", "*.py") or b"").decode(errors="surrogateescape")
+    owned = (RUNTIME, Path("tests/runtime"))
+    paths = [Path(name) for name in listed.split("\0") if name]
     return [
         path
-        for path in sorted(Path().rglob("*.py"))
-        if not any(path.is_relative_to(folder) for folder in owned)
+        for path in sorted(paths)
+        if path.is_file() and not any(path.is_relative_to(folder) for folder in owned)
     ]
 
 
@@ -153,10 +163,14 @@ def main(template: Path, release: str) -> int:
         return 0  # the service was on the runtime's parts already, or has no runtime
     carry_edited_modules(template, release)
     for path in team_files():
-        text = path.read_text()
+        try:
+            text = path.read_bytes().decode()
+        except UnicodeDecodeError:
+            print(f"{path}: not UTF-8, left as it is", file=sys.stderr)
+            continue
         changed = renamed(text)
         if changed != text:
-            path.write_text(sorted_runtime_imports(changed))
+            path.write_bytes(sorted_runtime_imports(changed).encode())
             print(f"{path}: now imports the runtime's modules from their parts", file=sys.stderr)
     return 0
 

@@ -108,13 +108,14 @@ def runtime_parts(folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def service_before_the_parts(folder: Path) -> None:
-    """A git repository whose last commit has the runtime's modules side by side (one,
-    unedited), which the update has removed."""
-    (folder / "src/mcp_runtime").mkdir(parents=True)
+def service_before_the_parts(folder: Path, files: dict[str, bytes]) -> None:
+    """A git repository whose last commit holds ``files`` and the runtime's modules side
+    by side (one, unedited), which the update has removed."""
     server = f"{FLAT_RUNTIME}:template/src/mcp_runtime/server.py"
     old = subprocess.run(["git", "show", server], cwd=TEMPLATE, capture_output=True, check=True)
-    (folder / "src/mcp_runtime/server.py").write_bytes(old.stdout)
+    for name, content in {"src/mcp_runtime/server.py": old.stdout, **files}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(content)
     subprocess.run(["git", "init", "--quiet"], cwd=folder, check=True)
     subprocess.run(["git", "add", "--all"], cwd=folder, check=True)
     identity = ["-c", "user.name=Team", "-c", "user.email=team@example.com"]
@@ -126,24 +127,55 @@ def service_before_the_parts(folder: Path) -> None:
 def test_the_teams_imports_follow_the_runtime_into_its_parts(tmp_path: Path) -> None:
     """Renamed, sorted as the service's lint sorts them, and wrapped where too long;
     a second run, or a file in the new layout, is left byte for byte."""
-    service_before_the_parts(tmp_path)
-    (tmp_path / "tests/runtime").mkdir(parents=True)
+    hello = b"from mcp_runtime import ToolResult, tool_metadata\r\n"
+    service_before_the_parts(
+        tmp_path,
+        {
+            "tests/test_team.py": TEAM_TEST.encode(),
+            "tests/runtime/test_gate.py": b"from mcp_runtime.gate import to_fastmcp\n",
+            "src/svc/toolsets/hello.py": hello,
+        },
+    )
     team = tmp_path / "tests/test_team.py"
-    team.write_text(TEAM_TEST)
-    runtime_test = tmp_path / "tests/runtime/test_gate.py"
-    runtime_test.write_text("from mcp_runtime.gate import to_fastmcp\n")
-    untouched = tmp_path / "src/svc/toolsets/hello.py"
-    untouched.parent.mkdir(parents=True)
-    untouched.write_bytes(b"from mcp_runtime import ToolResult, tool_metadata\r\n")
 
     told = runtime_parts(tmp_path).stderr
     assert team.read_text() == TEAM_TEST_AFTER
     assert told == "tests/test_team.py: now imports the runtime's modules from their parts\n"
-    assert runtime_test.read_text() == "from mcp_runtime.gate import to_fastmcp\n"  # the template's
-    assert untouched.read_bytes() == b"from mcp_runtime import ToolResult, tool_metadata\r\n"
+    runtime_test = (tmp_path / "tests/runtime/test_gate.py").read_bytes()
+    assert runtime_test == b"from mcp_runtime.gate import to_fastmcp\n"  # the template's
+    assert (tmp_path / "src/svc/toolsets/hello.py").read_bytes() == hello
 
     assert runtime_parts(tmp_path).stderr == ""
     assert team.read_text() == TEAM_TEST_AFTER
+
+
+def test_awkward_files_keep_every_byte_but_the_names(tmp_path: Path) -> None:
+    """Line ends kept; a form feed or a line separator in a string is no line end; a file
+    that is not UTF-8, or that git does not track, is left as it is."""
+    crlf = (
+        'PAGE = "\x0c\u2028"\r\n'
+        "from mcp_runtime.sdk import MCPServer\r\n"
+        "from mcp_runtime.tool_result import ToolResult\r\n"
+    ).encode()
+    latin = "from mcp_runtime.settings import load_settings  # café\n".encode("latin-1")
+    service_before_the_parts(tmp_path, {"tests/test_crlf.py": crlf, "tests/test_latin.py": latin})
+    untracked = tmp_path / "venv/lib/site.py"
+    untracked.parent.mkdir(parents=True)
+    untracked.write_text("from mcp_runtime.settings import load_settings\n")
+
+    told = runtime_parts(tmp_path).stderr.splitlines()
+
+    assert (tmp_path / "tests/test_crlf.py").read_bytes() == (
+        'PAGE = "\x0c\u2028"\r\n'
+        "from mcp_runtime.contract.tool_result import ToolResult\r\n"
+        "from mcp_runtime.sdk import MCPServer\r\n"
+    ).encode()
+    assert (tmp_path / "tests/test_latin.py").read_bytes() == latin
+    assert untracked.read_text() == "from mcp_runtime.settings import load_settings\n"
+    assert told == [
+        "tests/test_crlf.py: now imports the runtime's modules from their parts",
+        "tests/test_latin.py: not UTF-8, left as it is",
+    ]
 
 
 def test_a_service_on_the_parts_already_is_left_alone(tmp_path: Path) -> None:
