@@ -60,23 +60,31 @@ def merge(ours: bytes, base: bytes, target: Path) -> bool:
     return merged.returncode == 0
 
 
+def follow(path: Path, source: str, moved: Path, template: Path, release: str) -> None:
+    """Carry the team's edits of ``path``, which the update removed, into ``moved``.
+
+    ``source`` is the file's path in the template at ``release``; a file the service
+    never committed, the update did not remove, or the team never edited needs nothing.
+    """
+    kept = git("show", f"HEAD:./{path}")
+    if kept is None or path.exists():
+        return  # not committed in the service, or not removed by this update
+    base = git("show", f"{release}:{source}", cwd=template)
+    if kept == base:
+        return  # never edited: the new release's copy replaces it
+    if base is None or not moved.is_file():
+        path.write_bytes(kept)
+        outcome = "edited, kept where it was"
+    elif merge(kept, base, moved):
+        outcome = f"your edits moved into {moved}"
+    else:
+        outcome = f"your edits moved into {moved}: resolve its conflicts"
+    print(f"{path}: {outcome}", file=sys.stderr)
+
+
 def main(template: Path, release: str) -> int:
     for name, source in sorted(old_tests(template, release).items()):
-        kept = git("show", f"HEAD:./{TESTS / name}")
-        if kept is None or (TESTS / name).exists():
-            continue  # not committed in the service, or not removed by this update
-        base = git("show", f"{release}:{source}", cwd=template)
-        if kept == base:
-            continue  # never edited: the new release's copy replaces it
-        moved = TESTS / "runtime" / name
-        if base is None or not moved.is_file():
-            (TESTS / name).write_bytes(kept)
-            outcome = "edited, kept where it was"
-        elif merge(kept, base, moved):
-            outcome = f"your edits moved into {moved}"
-        else:
-            outcome = f"your edits moved into {moved}: resolve its conflicts"
-        print(f"{TESTS / name}: {outcome}", file=sys.stderr)
+        follow(TESTS / name, source, TESTS / "runtime" / name, template, release)
     return 0
 
 

@@ -26,7 +26,7 @@ import re
 import sys
 from pathlib import Path
 
-from move_runtime_tests import git, merge
+from move_runtime_tests import follow, git
 
 RUNTIME = Path("src/mcp_runtime")
 MOVED = {
@@ -141,21 +141,8 @@ def carry_edited_modules(template: Path, release: str) -> None:
     """Merge the team's edits of a moved runtime module into the module's new place."""
     for old, new in sorted(MOVED.items()):
         path = RUNTIME / f"{old}.py"
-        kept = git("show", f"HEAD:./{path}")
-        if kept is None or path.exists():
-            continue  # not in the service's last commit, or not removed by this update
-        base = git("show", f"{release}:template/{path}", cwd=template)
-        if kept == base:
-            continue  # never edited: the new release's module replaces it
         moved = RUNTIME / f"{new.replace('.', '/')}.py"
-        if base is None or not moved.is_file():
-            path.write_bytes(kept)
-            outcome = "edited, kept where it was"
-        elif merge(kept, base, moved):
-            outcome = f"your edits moved into {moved}"
-        else:
-            outcome = f"your edits moved into {moved}: resolve its conflicts"
-        print(f"{path}: {outcome}", file=sys.stderr)
+        follow(path, f"template/{path}", moved, template, release)
 
 
 def main(template: Path, release: str) -> int:
