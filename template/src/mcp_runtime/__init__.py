@@ -26,6 +26,7 @@ gc.disable()
 try:
     from mcp_runtime.auth.oauth import Caller, current_caller, using_caller
     from mcp_runtime.auth.request_headers import request_header, using_headers
+    from mcp_runtime.config.settings import ServiceSettings, current_settings, using_settings
     from mcp_runtime.contract.gate import to_fastmcp
     from mcp_runtime.contract.tool_metadata import tool_metadata
     from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
@@ -41,10 +42,12 @@ __all__ = [
     "Caller",
     "ContractError",
     "ContractViolation",
+    "ServiceSettings",
     "ToolError",
     "ToolResult",
     "build_server",
     "current_caller",
+    "current_settings",
     "is_error",
     "report_progress",
     "request_header",
@@ -52,4 +55,5 @@ __all__ = [
     "tool_metadata",
     "using_caller",
     "using_headers",
+    "using_settings",
 ]

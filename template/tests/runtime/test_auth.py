@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NotRequired
 
 import anyio
@@ -22,6 +23,7 @@ from langchain_core.tools import tool
 from mcp.types import CallToolResult
 
 from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
+from mcp_runtime.auth.local_keys import DEV_ISSUER, SigningKey
 from mcp_runtime.auth.oauth import JwksCache, JwtVerifier
 from mcp_runtime.config.settings import (
     ServiceSettings,
@@ -447,6 +449,136 @@ async def test_serve_verifies_tokens_and_never_logs_them(oauth_issuer: LocalIssu
         'Bearer error="invalid_token", error_description="Authentication required", '
         f'resource_metadata="{metadata_url}"'
     )
+
+
+# --- dev-token: a local key, verified as an issuer's -----------------------------------
+
+
+def dev_token_lines(
+    capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[str, dict[str, str], str]:
+    """Run ``dev-token`` with ``args``: the token, the settings it printed, its stderr."""
+    assert main(["dev-token", *args]) == 0
+    output = capsys.readouterr()
+    token, *lines = output.out.splitlines()
+    return token, dict(line.split("=", 1) for line in lines), output.err
+
+
+def settings_of(printed: dict[str, str]) -> ServiceSettings:
+    return ServiceSettings.model_validate(
+        {name.removeprefix("MCP_").lower(): value for name, value in printed.items()}
+    )
+
+
+async def test_dev_token_prints_a_token_and_the_settings_that_verify_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    token, printed, explained = dev_token_lines(
+        capsys, "--subject", "ada", "--scopes", "forecasts:read, profile"
+    )
+    assert printed == {
+        "MCP_AUTH": "oauth",
+        "MCP_OAUTH_ISSUER": "http://localhost/dev-issuer",
+        "MCP_OAUTH_JWKS_URL": (tmp_path / ".dev-issuer" / "jwks.json").as_uri(),
+        "MCP_RESOURCE_URL": "http://localhost:8000/mcp",
+    }
+    assert explained.startswith(
+        "A development token for ada (scopes: forecasts:read, profile), valid 24 hours for "
+        "http://localhost:8000/mcp, signed by the key in .dev-issuer/."
+    )
+    assert token not in explained
+    assert (tmp_path / ".dev-issuer" / "signing-key.pem").stat().st_mode & 0o777 == 0o600
+    verifier = JwtVerifier.from_settings(settings_of(printed))
+    access = await verifier.verify_token(token)
+    assert access is not None
+    assert (access.subject, access.scopes) == ("ada", ["forecasts:read", "profile"])
+
+    # The key is kept: a second token has the same settings, and the first stays valid.
+    again, reprinted, _ = dev_token_lines(
+        capsys, "--scopes", "", "--resource-url", "https://mcp.example.com/mcp"
+    )
+    assert reprinted == {**printed, "MCP_RESOURCE_URL": "https://mcp.example.com/mcp"}
+    assert await JwtVerifier.from_settings(settings_of(printed)).verify_token(token) is not None
+    moved = JwtVerifier.from_settings(settings_of(reprinted))
+    assert await moved.verify_token(again) is not None
+    assert await moved.verify_token(token) is None  # issued for another audience
+
+
+async def test_a_token_not_signed_by_the_kept_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    token, printed, _ = dev_token_lines(capsys, "--scopes", "")
+    kept = SigningKey.from_pem((tmp_path / ".dev-issuer" / "signing-key.pem").read_bytes())
+    impostor = SigningKey.generate().token(
+        issuer=DEV_ISSUER,
+        subject="developer",
+        audience=printed["MCP_RESOURCE_URL"],
+        key_id=kept.key_id,
+    )
+    header, claims, _ = token.split(".")
+    swapped = ".".join([header, claims, impostor.split(".")[2]])
+    verifier = JwtVerifier.from_settings(settings_of(printed))
+    assert await verifier.verify_token(impostor) is None
+    assert await verifier.verify_token(swapped) is None
+    assert await verifier.verify_token(token) is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scopes", "read write"], "'read write' is not an OAuth scope: separate scopes"),
+        (["--hours", "0"], "0 is not a number of hours (above 0, to 8784)"),
+        (["--hours", "soon"], "'soon' is not a number of hours"),
+    ],
+)
+def test_dev_token_refuses_bad_options(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["dev-token", *args])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert message in error
+    assert "Traceback" not in error
+
+
+def test_dev_token_says_when_the_kept_key_is_not_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".dev-issuer").mkdir()
+    (tmp_path / ".dev-issuer" / "signing-key.pem").write_text("not a key\n")
+    assert main(["dev-token"]) == 2
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert output.err.startswith(f"error: cannot keep the development key in {tmp_path}")
+    assert output.err.endswith("or delete .dev-issuer/ to make a new key\n")
+    assert "Traceback" not in output.err
+
+
+def test_a_jwks_file_url_must_name_an_absolute_path() -> None:
+    assert ServiceSettings(oauth_jwks_url="file:///run/keys/jwks.json").oauth_jwks_url == (
+        "file:///run/keys/jwks.json"
+    )
+    with pytest.raises(SettingsError) as caught:
+        load_settings(oauth_jwks_url="file:jwks.json")
+    assert str(caught.value) == (
+        "bad setting MCP_OAUTH_JWKS_URL: Value error, a file URL must name an absolute "
+        "path, such as file:///etc/mcp/jwks.json"
+    )
+    with pytest.raises(SettingsError):
+        load_settings(oauth_issuer="file:///run/keys/jwks.json")
+
+
+async def test_an_unreadable_jwks_file_keeps_the_known_keys_and_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    keys = JwksCache((tmp_path / "missing.json").as_uri(), lifetime=600, min_interval=0)
+    assert await keys.key("any") is None
+    assert "could not fetch the signing keys from file://" in caplog.text
+    assert "(FileNotFoundError); keeping the 0 known" in caplog.text
 
 
 # --- settings -----------------------------------------------------------------------

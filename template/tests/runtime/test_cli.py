@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 
 from mcp_runtime import ToolError
@@ -292,3 +293,31 @@ def test_importing_the_runtime_leaves_the_collector_as_it_found_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert (imported.returncode, imported.stdout, imported.stderr) == (0, "False\n", "")
+
+
+SCOPED_TOOLSET = '''
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolError, ToolResult, tool_metadata
+
+
+@tool_metadata(scopes=["forecasts:read", "archive"])
+@tool
+def forecast() -> ToolResult | ToolError:
+    """Forecast."""
+    return ToolResult(message="sunny")
+'''
+
+
+def test_dev_token_grants_the_scopes_the_service_needs_by_default(
+    sample_service: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sample_service / "scoped.py").write_text(SCOPED_TOOLSET + "\nTOOLS = [forecast]\n")
+    monkeypatch.chdir(sample_service.parent)
+    monkeypatch.setenv("MCP_OAUTH_SCOPES", "mcp:call")
+    assert cli.main(["dev-token", "--hours", "1.5"]) == 0
+    output = capsys.readouterr()
+    granted = jwt.decode(output.out.splitlines()[0], options={"verify_signature": False})
+    assert granted["scope"] == "archive forecasts:read mcp:call"
+    assert granted["exp"] - granted["iat"] == 5400
+    assert "(scopes: archive, forecasts:read, mcp:call), valid 1.5 hours" in output.err

@@ -8,6 +8,7 @@ valid token. A tool reads who called it with :func:`current_caller`. Tokens are 
 logged, nor put in any message.
 """
 
+import json
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import anyio
 import httpx
@@ -94,6 +97,8 @@ def using_caller(caller: Caller) -> Iterator[None]:
 class JwksCache:
     """The issuer's signing keys by key id, fetched from its JWKS URL and kept a while.
 
+    The URL is the issuer's (``https``), or a ``file://`` URL of a JWKS file.
+
     The keys are fetched again once ``lifetime`` has passed, or for a key id they
     lack; never twice within ``min_interval`` seconds, so tokens with made-up key ids
     cannot make the service hammer the issuer. Concurrent misses share one fetch. A
@@ -134,7 +139,7 @@ class JwksCache:
             self._attempted_at = now
             try:
                 keys = await self._fetch()
-            except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
+            except (httpx.HTTPError, OSError, ValueError, jwt.PyJWTError) as exc:
                 logger.warning(
                     "could not fetch the signing keys from %s (%s); keeping the %d known",
                     self.url,
@@ -147,10 +152,14 @@ class JwksCache:
             self._generation += 1
 
     async def _fetch(self) -> dict[str | None, dict[str, Any]]:
-        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
-            response = await client.get(self.url)
-            response.raise_for_status()
-            document = response.json()
+        if self.url.startswith("file:"):  # a JWKS file: a mounted secret, or a local dev key
+            path = anyio.Path(url2pathname(urlsplit(self.url).path))
+            document = json.loads(await path.read_text())
+        else:
+            async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
+                response = await client.get(self.url)
+                response.raise_for_status()
+                document = response.json()
         if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
             raise ValueError("the JWKS document has no list of keys")
         keys: dict[str | None, dict[str, Any]] = {}

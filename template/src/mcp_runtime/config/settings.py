@@ -6,10 +6,13 @@ Command-line options of ``serve`` override the matching settings.
 """
 
 import ipaddress
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mcp_runtime.config.service_defaults import AUTH
@@ -17,10 +20,13 @@ from mcp_runtime.config.service_defaults import AUTH
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
     "LOOPBACK_HOSTS",
+    "SERVING_SETTINGS",
     "ServiceSettings",
     "SettingsError",
+    "current_settings",
     "load_settings",
     "require_http_auth",
+    "using_settings",
 ]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -136,7 +142,9 @@ class ServiceSettings(BaseSettings):
         None, description="the authorization server's issuer URL (the tokens' `iss`)"
     )
     oauth_jwks_url: str | None = Field(
-        None, description="the URL of the authorization server's signing keys (its JWKS)"
+        None,
+        description="the URL of the authorization server's signing keys (its JWKS), or the "
+        "file:// URL of a JWKS file",
     )
     resource_url: str | None = Field(
         None,
@@ -176,9 +184,15 @@ class ServiceSettings(BaseSettings):
 
     @field_validator("oauth_issuer", "oauth_jwks_url", "resource_url")
     @classmethod
-    def _https_url(cls, value: str | None) -> str | None:
+    def _https_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None or value == "":
             return None
+        if info.field_name == "oauth_jwks_url" and value.startswith("file:"):
+            if not urlsplit(value).path.startswith("/"):
+                raise ValueError(
+                    "a file URL must name an absolute path, such as file:///etc/mcp/jwks.json"
+                )
+            return value
         parts = urlsplit(value)
         local_http = parts.scheme == "http" and _is_loopback(parts.hostname or "")
         if not parts.hostname or not (parts.scheme == "https" or local_http):
@@ -274,3 +288,29 @@ def load_settings(**overrides: object) -> ServiceSettings:
             " (DNS-rebinding protection)"
         )
     return settings
+
+
+SERVING_SETTINGS: ContextVar[ServiceSettings | None] = ContextVar(
+    "mcp_runtime_serving_settings", default=None
+)
+"""The settings of the service serving the tool call in progress (the served tool sets it)."""
+
+
+def current_settings() -> ServiceSettings:
+    """The settings of the service serving the current tool call.
+
+    Outside a served call (a direct call, a test, an agent in-process), or for a tool
+    served without settings, those of the environment and ``.env`` (:func:`load_settings`).
+    """
+    settings = SERVING_SETTINGS.get()
+    return settings if settings is not None else load_settings()
+
+
+@contextmanager
+def using_settings(settings: ServiceSettings) -> Iterator[None]:
+    """Serve ``settings`` to tools called inside the block (direct calls, tests, agents)."""
+    token = SERVING_SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        SERVING_SETTINGS.reset(token)

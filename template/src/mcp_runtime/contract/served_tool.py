@@ -16,6 +16,7 @@
 - a sync call whose tool has every thread it may use held by hung calls answers
   ``isError: true`` at once, saying the tool is busy
   (see :mod:`mcp_runtime.execution.tool_threads`);
+- the tool is served its service's settings (``current_settings()``);
 - every call logs one line: the tool, the outcome and the duration.
 """
 
@@ -37,6 +38,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_runtime.auth.oauth import current_caller
+from mcp_runtime.config.settings import SERVING_SETTINGS
 from mcp_runtime.contract.output_contract import (
     DEFAULT_MAX_DEPTH,
     OutputContract,
@@ -176,6 +178,8 @@ class ContractTool(SDKTool):
         """
         started = time.perf_counter()
         outcome = "cancelled"
+        settings = self.state.settings
+        serving_settings = None if settings is None else SERVING_SETTINGS.set(settings)
         with serving(context):
             span = start_call_span(self.name)
             metrics = self.state.metrics
@@ -189,6 +193,8 @@ class ContractTool(SDKTool):
                 metrics.finished(self.name, outcome, duration)
                 if span is not None:
                     span.end(outcome)
+                if serving_settings is not None:
+                    SERVING_SETTINGS.reset(serving_settings)
         return result
 
     async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:

@@ -6,17 +6,13 @@ verify against a service whose settings come from :meth:`LocalIssuer.environment
 """
 
 import json
-import secrets
 import threading
-import time
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from mcp_runtime.auth.local_keys import SigningKey
 
 __all__ = ["LocalIssuer"]
 
@@ -31,7 +27,7 @@ class LocalIssuer:
     """
 
     def __init__(self) -> None:
-        self._key = _new_key()
+        self._key = SigningKey.generate()
         self.fetches = 0
         self.failing = False
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -50,7 +46,7 @@ class LocalIssuer:
     @property
     def key_id(self) -> str:
         """The key id (``kid``) of its current signing key."""
-        return self._key[0]
+        return self._key.key_id
 
     def start(self) -> "LocalIssuer":
         self._thread.start()
@@ -74,20 +70,15 @@ class LocalIssuer:
 
     def rotate(self) -> None:
         """Sign with a new key from now on, and publish only that one."""
-        self._key = _new_key()
+        self._key = SigningKey.generate()
 
     def jwks(self) -> dict[str, Any]:
         """The JWKS document it publishes: its current public key."""
-        key_id, private = self._key
-        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private.public_key()))
-        return {"keys": [{**public, "kid": key_id, "use": "sig", "alg": "RS256"}]}
+        return self._key.jwks()
 
     def public_key_pem(self) -> bytes:
         """Its current public key, PEM-encoded."""
-        public = self._key[1].public_key()
-        return public.public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
+        return self._key.public_pem()
 
     def token(
         self,
@@ -104,21 +95,16 @@ class LocalIssuer:
         ``key_id`` sets the ``kid`` header (default: the current key's); a claim given
         as None is left out.
         """
-        now = int(time.time())
-        payload: dict[str, Any] = {
-            "iss": self.issuer,
-            "sub": subject,
-            "aud": audience,
-            "iat": now,
-            "exp": now + int(expires_in),
-            "scope": " ".join(scopes),
-            "client_id": "test-client",
+        claims.setdefault("client_id", "test-client")
+        return self._key.token(
+            issuer=self.issuer,
+            subject=subject,
+            audience=audience,
+            scopes=scopes,
+            expires_in=expires_in,
+            key_id=key_id,
             **claims,
-        }
-        payload = {name: value for name, value in payload.items() if value is not None}
-        current_id, private = self._key
-        headers = {"kid": key_id or current_id}
-        return jwt.encode(payload, private, algorithm="RS256", headers=headers)
+        )
 
     def environment(self, resource_url: str, *, scopes: Iterable[str] = ()) -> dict[str, str]:
         """The ``MCP_*`` variables of a service that accepts its tokens for ``resource_url``."""
@@ -129,10 +115,6 @@ class LocalIssuer:
             "MCP_RESOURCE_URL": resource_url,
             "MCP_OAUTH_SCOPES": ",".join(scopes),
         }
-
-
-def _new_key() -> tuple[str, rsa.RSAPrivateKey]:
-    return secrets.token_hex(8), rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def _handler(issuer: LocalIssuer) -> type[BaseHTTPRequestHandler]:

@@ -19,12 +19,15 @@ class ServiceState:
     """One service's tool threads, calls in flight, open requests and call metrics.
 
     Sized as ``settings`` say (``MCP_TOOL_THREADS``, ``MCP_TOOL_THREADS_PER_TOOL``,
-    ``MCP_METRICS``); without settings, with their defaults.
+    ``MCP_METRICS``); without settings, with their defaults. Its tools' calls are served
+    ``settings`` (:func:`mcp_runtime.config.settings.current_settings`); without
+    settings, those of the environment.
     """
 
-    __slots__ = ("calls", "metrics", "requests", "threads")
+    __slots__ = ("calls", "metrics", "requests", "settings", "threads")
 
     def __init__(self, settings: ServiceSettings | None = None) -> None:
+        self.settings = settings
         defaults = ServiceSettings.model_construct() if settings is None else settings
         self.metrics = CallMetrics(enabled=defaults.metrics)
         self.threads = ToolThreads(

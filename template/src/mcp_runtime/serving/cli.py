@@ -1,4 +1,4 @@
-"""The service's command line: ``serve``, ``check``, ``schema`` and ``contract``.
+"""The service's command line: ``serve``, ``check``, ``schema``, ``contract``, ``dev-token``.
 
 Installed as the console script named after the service, and run by
 ``python -m <package>``. A problem is reported in one message (exit 1 for
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp_runtime.auth.local_keys import DEV_ISSUER_FOLDER, dev_token
 from mcp_runtime.config.settings import (
     ServiceSettings,
     SettingsError,
@@ -111,6 +112,36 @@ def _parser(name: str) -> argparse.ArgumentParser:
         "those tools and leave every other tool as recorded",
     )
     contract.set_defaults(run=_contract)
+
+    token = commands.add_parser(
+        "dev-token",
+        help="print a development access token, then the settings that make `serve` verify it",
+        description="Sign an access token with a local key kept in "
+        f"{DEV_ISSUER_FOLDER.as_posix()}/ (made on first use) and print it on the first line, "
+        "then the settings (NAME=value, one a line) under which `serve` verifies it as it "
+        "verifies an authorization server's tokens. For development only: no other service "
+        "trusts the key.",
+    )
+    token.add_argument(
+        "--subject", default="developer", help="the caller the token names (default: %(default)s)"
+    )
+    token.add_argument(
+        "--scopes",
+        type=_scope_list,
+        help="scopes the token grants, comma-separated (default: MCP_OAUTH_SCOPES and every "
+        "scope a served tool needs)",
+    )
+    token.add_argument(
+        "--hours",
+        type=_hours,
+        default=24,
+        help="how long the token stays valid (default: %(default)s)",
+    )
+    token.add_argument(
+        "--resource-url",
+        help="the MCP endpoint the token is for, its audience (default: http://localhost:PORT/mcp)",
+    )
+    token.set_defaults(run=_dev_token)
     return parser
 
 
@@ -128,6 +159,27 @@ def _workers(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 64:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (1 to 64)")
     return int(text)
+
+
+def _scope_list(text: str) -> list[str]:
+    scopes = [scope.strip() for scope in text.split(",") if scope.strip()]
+    for scope in scopes:
+        if any(character.isspace() or character in '"\\' for character in scope):
+            raise argparse.ArgumentTypeError(
+                f"{scope!r} is not an OAuth scope: separate scopes with commas, such as "
+                "--scopes forecasts:read,forecasts:write"
+            )
+    return scopes
+
+
+def _hours(text: str) -> float:
+    try:
+        hours = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours") from None
+    if not 0 < hours <= 24 * 366:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of hours (above 0, to 8784)")
+    return hours
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -208,4 +260,41 @@ def _write(path: Path, live: dict[str, Any], tools: list[str]) -> int:
     path.write_text(render(live))
     named = f" ({', '.join(sorted(set(tools)))} recorded anew)" if tools else ""
     print(f"wrote {SNAPSHOT.as_posix()}: {len(live['tools'])} tools{named}")
+    return 0
+
+
+def _dev_token(args: argparse.Namespace) -> int:
+    """Print a token signed by the local key, then the settings that verify it."""
+    settings: ServiceSettings = args.settings
+    if args.scopes is None:
+        server = build_server(service=args.service, settings=settings)
+        needed = {scope for entry in live_contract(server)["tools"] for scope in entry["scopes"]}
+        scopes = sorted(needed | set(settings.oauth_scopes))
+    else:
+        scopes = args.scopes
+    audience = args.resource_url or f"http://localhost:{settings.port}{MCP_PATH}"
+    folder = Path.cwd() / DEV_ISSUER_FOLDER
+    try:
+        made = dev_token(
+            folder,
+            subject=args.subject,
+            audience=audience,
+            scopes=scopes,
+            expires_in=args.hours * 3600,
+        )
+    except (OSError, ValueError) as exc:
+        raise SettingsError(
+            f"cannot keep the development key in {folder}: {exc}. Run dev-token in a folder "
+            f"you can write, or delete {DEV_ISSUER_FOLDER.as_posix()}/ to make a new key"
+        ) from None
+    print(made.token)
+    for name, value in made.settings.items():
+        print(f"{name}={value}")
+    print(
+        f"A development token for {args.subject} (scopes: {', '.join(scopes) or 'none'}), "
+        f"valid {args.hours:g} hours for {audience}, signed by the key in "
+        f"{DEV_ISSUER_FOLDER.as_posix()}/. Serve with the settings on the lines after the "
+        "token, and have the client send the token as `Authorization: Bearer <token>`.",
+        file=sys.stderr,
+    )
     return 0
