@@ -92,8 +92,12 @@ def test_package_shadowing_the_stdlib_is_refused(rendered: Render, package: str)
     assert f'"{package}" would shadow the standard library module "{package}"' in message
 
 
-def test_slug_that_makes_a_stdlib_package_is_refused(rendered: Render) -> None:
-    assert "would shadow the standard library module" in refusal(rendered, project_name="Email")
+def test_a_refused_derived_package_name_says_which_answer_to_give(rendered: Render) -> None:
+    assert refusal(rendered, project_name="Email").endswith(
+        '"email" would shadow the standard library module "email": choose another name, '
+        'such as "email_service" (answer package_name, or pass --data '
+        "package_name=email_service to copier)."
+    )
 
 
 def test_empty_description_is_refused(rendered: Render) -> None:

@@ -125,6 +125,47 @@ def test_private_modules_are_not_toolsets(
     assert capsys.readouterr().out == "ok: 1 tools of sample keep the contract\n"
 
 
+FORGOTTEN_TOOL = (
+    GOOD_TOOLSET.replace("echo", "shout")
+    + """
+
+@tool
+def whisper(text: str) -> EchoResult | ToolError:
+    \"\"\"Whisper the text.\"\"\"
+    return EchoResult(message=text.lower(), text=text.lower())
+
+
+@tool
+def _draft(text: str) -> EchoResult | ToolError:
+    \"\"\"Not served, on purpose.\"\"\"
+    return EchoResult(message=text, text=text)
+"""
+)
+
+UNLISTED_WARNING = (
+    "toolset forgetful: the tool `whisper` of {package}.forgetful is not in its TOOLS "
+    "list, so it is not served: add it to TOOLS, or name it `_whisper` to keep it unserved"
+)
+
+
+def test_a_tool_left_out_of_tools_is_named_by_check_and_at_startup(
+    sample_service: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check`` builds the server as ``serve`` does at startup: the warning is logged."""
+    (sample_service / "forgetful.py").write_text(FORGOTTEN_TOOL)
+    # A tool imported from another toolset is that toolset's: no warning here.
+    (sample_service / "borrowing.py").write_text(
+        f"from {sample_service.name}.good import echo\n\nTOOLS = []\n"
+    )
+    assert cli.main(["check"]) == 0  # a warning, not a refusal
+    output = capsys.readouterr()
+    assert output.out == "ok: 2 tools of sample keep the contract\n"
+    warning = UNLISTED_WARNING.format(package=sample_service.name)
+    assert output.err.count(warning) == 1, output.err
+    assert "`_draft`" not in output.err
+    assert "borrowing" not in output.err
+
+
 def test_schema_prints_tools_list(sample_service: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["schema"]) == 0
     listing = json.loads(capsys.readouterr().out)

@@ -7,6 +7,7 @@ import http.client
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -26,7 +27,7 @@ from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
 from mcp_runtime import ToolResult
 from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
-from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.contract.toolsets import Toolset, find_service
 from mcp_runtime.observability.logs import JsonFormatter
 from mcp_runtime.serving import cli
 from mcp_runtime.serving.http_app import http_app, service_app
@@ -595,3 +596,106 @@ def test_readiness_is_busy_while_every_tool_thread_is_taken(tmp_path: Path) -> N
     assert busy == (503, {"status": "busy", "tool_threads": {"busy": 1, "size": 1}})
     assert results == [released(0)]
     assert ready == (200, {"status": "ready", "tools": 2})
+
+
+# --- serve --reload ---------------------------------------------------------------------
+
+RELOADED_TOOLSET = '''
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolError, ToolResult
+
+
+@tool
+def reloaded() -> ToolResult | ToolError:
+    """Answer which edit is served."""
+    return ToolResult(message="{answer}")
+
+
+TOOLS = [reloaded]
+'''
+
+
+def ready_tools(base_url: str) -> int | None:
+    """How many tools ``/readyz`` says are served, or None while nothing answers."""
+    try:
+        answer = httpx.get(f"{base_url}/readyz", timeout=2)
+    except httpx.HTTPError:
+        return None
+    return int(answer.json()["tools"]) if answer.status_code == 200 else None
+
+
+def wait_for(condition: Callable[[], bool], server: RunningServer) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.1)
+
+
+async def served_answer(server: RunningServer, expected: str) -> str:
+    """What the ``reloaded`` tool answers, once it answers ``expected`` (or the last answer,
+    when it does not within the wait): the process that served the edit before may still
+    answer while it drains."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    answer = ""
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # between two processes: refused, or cut off
+            async with connect_http(server.url) as session:
+                result = await session.call_tool("reloaded", {})
+            answer = str((result.structuredContent or {}).get("message"))
+        if answer == expected:
+            break
+        await anyio.sleep(0.1)
+    return answer
+
+
+async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path) -> None:
+    """A copy of the service's source, served with --reload: a new toolset module is
+    served, an edit to it is served, an edit that breaks the contract is named without a
+    traceback (and the service comes back with the fix), and SIGTERM stops it all."""
+    import mcp_runtime
+
+    source = Path(mcp_runtime.__path__[0]).parent
+    copy = tmp_path / "src"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    toolsets = copy.joinpath(*find_service().toolsets_package.split("."))
+    new_module = toolsets / "reload_probe.py"
+    environment = {"PYTHONPATH": str(copy), "MCP_AUTH": "none"}
+    with run_server([*SERVE, "--reload"], env=environment) as server:
+        wait_for(lambda: ready_tools(server.base_url) is not None, server)
+        before = ready_tools(server.base_url)
+        assert before is not None
+
+        new_module.write_text(RELOADED_TOOLSET.format(answer="first"))
+        wait_for(lambda: ready_tools(server.base_url) == before + 1, server)
+        assert await served_answer(server, "first") == "first"
+
+        new_module.write_text(RELOADED_TOOLSET.format(answer="second"))
+        assert await served_answer(server, "second") == "second"
+
+        broken = RELOADED_TOOLSET.format(answer="third").replace(" -> ToolResult | ToolError", "")
+        new_module.write_text(broken)
+        wait_for(lambda: "not reloaded: " in server.log(), server)
+        assert "reload-probe/reloaded: [return-annotation]" in server.log()
+        assert "Save a fix: the service reloads." in server.log()
+
+        new_module.write_text(RELOADED_TOOLSET.format(answer="fourth"))
+        assert await served_answer(server, "fourth") == "fourth"
+        assert server.log().count("reload_probe.py'. Reloading") == 4
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=WAIT_SECONDS) == 0, server.log()
+        assert "Traceback" not in server.log()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reload", "--workers", "2"], "error: --reload serves one worker process, and "),
+        (["--reload", "--transport", "stdio"], "error: --reload serves streamable HTTP: "),
+    ],
+)
+def test_serve_reload_refuses_what_it_cannot_reload(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["serve", *args]) == 2
+    assert capsys.readouterr().err.startswith(message)

@@ -4,7 +4,9 @@ The service registers its toolsets package under the ``mcp_runtime.service``
 entry-point group (in ``pyproject.toml``). Every public module of that package is
 a toolset named after the module (``credential_demo`` serves as
 ``credential-demo``) and lists its LangChain tools in ``TOOLS``. Adding a toolset
-is adding a module: no registration, no edit of any other file.
+is adding a module: no registration, no edit of any other file. A tool the module
+defines but leaves out of ``TOOLS`` is not served; its toolset names it
+(:attr:`Toolset.unlisted`), so that the server can warn of it.
 """
 
 import importlib
@@ -12,6 +14,7 @@ import pkgutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TypeGuard
 
 from langchain_core.tools import BaseTool
@@ -23,6 +26,7 @@ __all__ = [
     "ServiceNotFoundError",
     "Toolset",
     "find_service",
+    "source_folder",
     "toolset_name",
 ]
 
@@ -35,10 +39,25 @@ class ServiceNotFoundError(Exception):
 
 @dataclass(frozen=True)
 class Toolset:
-    """A module of the toolsets package and the tools it serves."""
+    """A module of the toolsets package and the tools it serves.
+
+    ``unlisted`` names the public module attributes holding a tool the module defines
+    but leaves out of ``TOOLS`` (a name starting with ``_`` keeps a tool unserved quietly).
+    """
 
     name: str
     tools: tuple[BaseTool, ...]
+    module: str = ""
+    unlisted: tuple[str, ...] = ()
+
+    def warnings(self) -> list[str]:
+        """What the server warns of: each tool defined here that is not served."""
+        return [
+            f"toolset {self.name}: the tool `{attribute}` of {self.module} is not in its "
+            f"TOOLS list, so it is not served: add it to TOOLS, or name it `_{attribute}` "
+            "to keep it unserved"
+            for attribute in self.unlisted
+        ]
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,12 @@ def find_service() -> Service:
     return Service(name=found[0].name, toolsets_package=found[0].value)
 
 
+def source_folder(service: Service) -> Path:
+    """The folder that holds the service's top-level package: ``src/`` in its repository."""
+    top = service.toolsets_package.split(".")[0]
+    return Path(importlib.import_module(top).__path__[0]).resolve().parent
+
+
 def load_toolsets(package: str) -> tuple[list[Toolset], list[BrokenToolset]]:
     """Import every public module of ``package`` and collect its ``TOOLS``."""
     root = importlib.import_module(package)
@@ -101,7 +126,8 @@ def load_toolsets(package: str) -> tuple[list[Toolset], list[BrokenToolset]]:
             continue
         tools = getattr(module, "TOOLS", None)
         if _is_tool_list(tools):
-            toolsets.append(Toolset(name, tuple(tools)))
+            unlisted = _unlisted_tools(vars(module), tools, module_name)
+            toolsets.append(Toolset(name, tuple(tools), module_name, unlisted))
         else:
             broken.append(BrokenToolset(name, module_name, None))
     return toolsets, broken
@@ -109,3 +135,26 @@ def load_toolsets(package: str) -> tuple[list[Toolset], list[BrokenToolset]]:
 
 def _is_tool_list(tools: object) -> TypeGuard[Sequence[BaseTool]]:
     return isinstance(tools, (list, tuple)) and all(isinstance(t, BaseTool) for t in tools)
+
+
+def _unlisted_tools(
+    namespace: dict[str, object], tools: Sequence[BaseTool], module: str
+) -> tuple[str, ...]:
+    """The public names in ``namespace`` of tools defined in ``module`` but not in ``tools``."""
+    listed = {id(tool) for tool in tools}
+    return tuple(
+        sorted(
+            name
+            for name, value in namespace.items()
+            if not name.startswith("_")
+            and isinstance(value, BaseTool)
+            and id(value) not in listed
+            and _defined_in(value, module)
+        )
+    )
+
+
+def _defined_in(tool: BaseTool, module: str) -> bool:
+    """Whether ``tool`` was made in ``module`` (its function's, or its class's, module)."""
+    function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    return getattr(function, "__module__", type(tool).__module__) == module

@@ -31,7 +31,12 @@ from mcp_runtime.contract.snapshot import (
     render,
     report,
 )
-from mcp_runtime.contract.toolsets import ServiceNotFoundError, find_service
+from mcp_runtime.contract.toolsets import (
+    Service,
+    ServiceNotFoundError,
+    find_service,
+    source_folder,
+)
 from mcp_runtime.contract.violations import ContractError
 from mcp_runtime.observability.logs import configure_logging
 from mcp_runtime.observability.tracing import check_tracing_settings, configure_tracing
@@ -87,6 +92,12 @@ def _parser(name: str) -> argparse.ArgumentParser:
         "--workers",
         type=_workers,
         help="worker processes for streamable HTTP (default: MCP_WORKERS, or 1)",
+    )
+    serve.add_argument(
+        "--reload",
+        action="store_true",
+        help="for development: serve anew, with one worker, whenever a .py file of the "
+        "service's source changes, appears or goes away (a new or changed tool)",
     )
     serve.set_defaults(run=_serve)
 
@@ -187,10 +198,16 @@ def _serve(args: argparse.Namespace) -> int:
     server = build_server(service=args.service, settings=settings)
     check_tracing_settings()
     if args.transport == "stdio":
+        if args.reload:
+            raise SettingsError(
+                "--reload serves streamable HTTP: a stdio client starts the service itself"
+            )
         configure_tracing(server.name)
         server.run("stdio")
         return 0
     require_http_auth(settings)
+    if args.reload:
+        return _serve_reloading(args.service, settings)
     if settings.workers > 1 and not settings.stateless:
         raise SettingsError(
             "bad setting MCP_WORKERS: stateful sessions (MCP_STATELESS=false) live in one "
@@ -205,6 +222,23 @@ def _serve(args: argparse.Namespace) -> int:
         processes.serve(settings, functools.partial(service_app, settings, server))
     else:  # each worker builds its own from the same settings
         processes.serve(settings, functools.partial(service_app, settings))
+    return 0
+
+
+def _serve_reloading(service: Service, settings: ServiceSettings) -> int:
+    """Serve over HTTP in one worker process, started anew when the source changes."""
+    if settings.workers > 1:
+        raise SettingsError(
+            f"--reload serves one worker process, and MCP_WORKERS is {settings.workers}: "
+            "leave out --workers (and MCP_WORKERS) to reload"
+        )
+    source = source_folder(service)
+    print(
+        f"Serving {service.name} on http://{settings.host}:{settings.port}{MCP_PATH}, "
+        f"reloading when a .py file of {source} changes",
+        file=sys.stderr,
+    )
+    processes.serve(settings, functools.partial(service_app, settings), reload=[source])
     return 0
 
 

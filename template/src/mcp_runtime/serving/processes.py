@@ -9,17 +9,22 @@ and its setting, is in the service's ``docs/production.md``.
 
 With several workers and metrics on, the workers share a directory of metric files
 (:func:`metrics_directory`), so that a scrape of any worker counts every worker's calls.
+
+For development, :func:`serve` with folders to watch runs one worker process under a
+reloader (:class:`SourceReload`), which starts it anew, drained, when a ``.py`` file
+there changes, appears or goes away.
 """
 
 import asyncio
+import functools
 import logging
 import os
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -32,17 +37,21 @@ from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 from uvicorn.supervisors import multiprocess
+from uvicorn.supervisors.basereload import BaseReload
 
 from mcp_runtime.config.settings import ServiceSettings, SettingsError
+from mcp_runtime.contract.violations import ContractError
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.metrics import MULTIPROC_DIR, mark_worker_dead
 from mcp_runtime.serving.http_app import ServiceApp
+from mcp_runtime.serving.server import UnknownToolsetError
 
 __all__ = [
     "AppFactory",
     "DrainingServer",
     "HeadTimeoutProtocol",
     "ServingConfig",
+    "SourceReload",
     "Supervisor",
     "serve",
 ]
@@ -57,16 +66,22 @@ CLOSE_SECONDS = 3
 """Then: how long the responses still being written have to finish."""
 
 
-def serve(settings: ServiceSettings, app: AppFactory) -> None:
+def serve(settings: ServiceSettings, app: AppFactory, *, reload: Sequence[Path] = ()) -> None:
     """Serve the app that the factory ``app`` builds, until drained.
 
-    Each process builds its own app by calling the factory (with several workers it is
-    pickled to each: a module-level function, a ``functools.partial`` of one, or its
-    "module:function" name); ``settings`` gives the address, the workers, the limits
-    and the shutdown grace.
+    Each process builds its own app by calling the factory (with several workers, or
+    ``reload``, it is pickled to each: a module-level function, a ``functools.partial``
+    of one, or its "module:function" name); ``settings`` gives the address, the workers,
+    the limits and the shutdown grace. With ``reload`` folders, one worker process
+    serves, started anew whenever a ``.py`` file in them changes.
     """
-    config = ServingConfig(app, settings)
+    config = ServingConfig(app, settings, reloading=bool(reload))
     with metrics_directory(settings):
+        if reload:
+            socket = config.bind_socket()
+            target = functools.partial(_serve_draining, config)
+            SourceReload(config, target, [socket], folders=reload).run()
+            return
         if settings.workers == 1:
             DrainingServer(config).run()
             return
@@ -122,8 +137,11 @@ class ServingConfig(uvicorn.Config):
     :class:`ServiceState`: the one the process drains.
     """
 
-    def __init__(self, app: AppFactory, settings: ServiceSettings) -> None:
+    def __init__(
+        self, app: AppFactory, settings: ServiceSettings, *, reloading: bool = False
+    ) -> None:
         self.app_factory = app
+        self.reloading = reloading
         self.state: ServiceState | None = None
         super().__init__(
             self.build_app,
@@ -146,9 +164,19 @@ class ServingConfig(uvicorn.Config):
         self.read_timeout = settings.read_timeout
 
     def build_app(self) -> ASGIApp:
-        """The process's app, from the factory; its state kept when it is the service's."""
+        """The process's app, from the factory; its state kept when it is the service's.
+
+        Reloading, a service that cannot start (its tools break the contract, a setting
+        is bad) is reported in one message, and the process exits to wait for a fix.
+        """
         factory = self.app_factory
-        app: ASGIApp = (import_from_string(factory) if isinstance(factory, str) else factory)()
+        try:
+            app: ASGIApp = (import_from_string(factory) if isinstance(factory, str) else factory)()
+        except (ContractError, SettingsError, UnknownToolsetError) as exc:
+            if not self.reloading:
+                raise
+            logger.error("not reloaded: %s\nSave a fix: the service reloads.", exc)
+            raise SystemExit(1) from None
         if isinstance(app, ServiceApp):
             self.state = app.state
         return app
@@ -306,3 +334,45 @@ class DrainingWorker(multiprocess.Process):
         super().join()
         if self.pid is not None:
             mark_worker_dead(self.pid)
+
+
+def _serve_draining(config: ServingConfig, sockets: list[Any] | None = None) -> None:
+    """Run a :class:`DrainingServer` of ``config`` on ``sockets``: a reloaded process's work."""
+    DrainingServer(config).run(sockets=sockets)
+
+
+class SourceReload(BaseReload):
+    """uvicorn's reloader, watching ``folders``: it starts its one worker process anew when
+    a ``.py`` file there changes, appears or goes away (uvicorn's own polling reloader sees
+    changes only, and its other one needs ``watchfiles``). The process it stops drains."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        target: Callable[..., None],
+        sockets: list[Any],
+        *,
+        folders: Sequence[Path],
+    ) -> None:
+        super().__init__(config, target, sockets)
+        self.reloader_name = "serve --reload"
+        self.folders = tuple(folders)
+        self.seen = self.sources()
+
+    def sources(self) -> dict[Path, int]:
+        """Each ``.py`` file under the folders, with the time it last changed."""
+        found: dict[Path, int] = {}
+        for folder in self.folders:
+            for path in folder.rglob("*.py"):
+                with suppress(OSError):  # gone since it was listed
+                    found[path] = path.stat().st_mtime_ns
+        return found
+
+    def should_restart(self) -> list[Path] | None:
+        self.pause()
+        now = self.sources()
+        changed = sorted(
+            path for path in now.keys() | self.seen.keys() if now.get(path) != self.seen.get(path)
+        )
+        self.seen = now
+        return changed or None

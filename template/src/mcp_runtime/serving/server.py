@@ -61,6 +61,9 @@ def build_server(
         loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
         broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
     violations = toolset_violations(broken)
+    for toolset in loaded:
+        for warning in toolset.warnings():
+            logger.warning("%s", warning)
     server = create_server(
         service.name, loaded, violations=violations, settings=settings, state=state
     )
