@@ -19,8 +19,10 @@ clients' token; under ``demo-header``, with the demo credential enabled
   the SDK's 1.x line (in this script's environment, which has the reference
   requirements, ``reference/requirements.txt``), and ``langchain.mcp``'s ``MCPAdapter``
   (in an environment of its own, with ``langchain[mcp]``);
-- the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh``, and
-  whoami;
+- the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh`` (over
+  HTTP, and over stdio, starting the service itself), and whoami;
+- under oauth, the README's quick start as written: ``dev-token``, ``serve`` with the
+  settings it printed, and the README's Inspector command sending the token;
 - three of these at a time (each waits on its own client more than it computes);
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress and
@@ -40,6 +42,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -248,6 +251,22 @@ def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
         for line in snippet.splitlines()
         if line.startswith(INSPECTOR + "--cli ")
     ]
+    stdio = [command for command in commands if "--" in command]
+    commands = [command for command in commands if "--" not in command]
+    if not stdio:
+        report("inspector cli", "inspector.sh", "no command over stdio in it")
+    for command in stdio:  # the Inspector starts the service itself, in its folder
+        done = run("mcp-inspector", *command, cwd=service, timeout=120)
+        try:
+            answer = json.loads(done.stdout)
+            greeted = answer["structuredContent"] == {
+                "message": "Hello, Ada!",
+                "greeting": "Hello, Ada!",
+            }
+            problem = None if greeted else f"unexpected answer {answer!r}"
+        except (ValueError, KeyError, TypeError):
+            problem = f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-500:]}"
+        report("inspector cli", "hello: tools/call over stdio", problem)
     # What a shell makes of "$MCP_TOKEN" with the token in MCP_TOKEN.
     commands = [[part.replace("$MCP_TOKEN", token) for part in command] for command in commands]
     listing = next((c for c in commands if c[c.index("--method") + 1] == "tools/list"), None)
@@ -289,6 +308,65 @@ def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
         except Exception as exc:  # the check reports any failure, whatever its kind
             problem = f"{type(exc).__name__}: {exc}".replace(token or "\0", "<token>")
         report("inspector cli", f"{tool}: {what}", problem)
+
+
+def readme_dev_token(service: Path, slug: str) -> None:
+    """The quick start of the service's README under oauth, as written: ``dev-token``,
+    ``serve`` with the settings it printed, then the Inspector command the README shows,
+    sending the token: whoami answers the token's subject, ``developer``."""
+    readme = (service / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    lines = [line.split("  #", 1)[0].strip() for block in blocks for line in block.splitlines()]
+    token_line = next((line for line in lines if " dev-token " in line), None)
+    serve_line = next((line for line in lines if line.endswith(" serve")), None)
+    client = [line for line in lines if line.startswith(("export MCP_TOKEN=", INSPECTOR))]
+    if token_line is None or serve_line is None or len(client) != 2:
+        report("readme quick start", "dev-token", f"no dev-token, serve and client line: {blocks}")
+        return
+    made = run("bash", "-c", token_line, cwd=service)
+    if made.returncode != 0:
+        report("readme quick start", token_line, made.stderr.strip()[-800:])
+        return
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    script = "\n".join(client).replace(INSPECTOR, "mcp-inspector ").replace(SNIPPET_URL, url)
+    with served_by(serve_line, service, port):
+        called = run("bash", "-e", "-c", script, cwd=service, timeout=120)
+    try:
+        answer = json.loads(called.stdout)
+        account = answer["structuredContent"]["account"]
+        problem = None if account == "developer" else f"unexpected answer {answer!r}"
+    except (ValueError, KeyError, TypeError):
+        problem = f"exit {called.returncode}: {(called.stdout + called.stderr).strip()[-800:]}"
+    report("readme quick start", "dev-token, serve, the Inspector: whoami", problem)
+
+
+@contextmanager
+def served_by(command: str, service: Path, port: int) -> Iterator[None]:
+    """``command``, pasted into a shell in ``service`` with ``MCP_PORT=port``, serving."""
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=service,
+        env={**ENV, "MCP_PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    sys.exit(f"`{command}` did not serve")
+                time.sleep(0.1)
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
 
 
 def answered(service: Path, question: str) -> str:
@@ -470,6 +548,8 @@ def main(service: Path, slug: str) -> int:
             partial(script, "langchain-mcp-adapters client", adapters, HERE, secret),
             partial(script, "langchain.mcp client", langchain, HERE, secret),
         ]
+        if auth == "oauth":
+            checks.append(partial(readme_dev_token, service, slug))
         with ThreadPoolExecutor(max_workers=3) as lanes:
             for done in [lanes.submit(check) for check in checks]:
                 done.result()

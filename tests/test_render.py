@@ -3,6 +3,7 @@
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import Render
-from tests.rendering import ANSWER_SETS, SERVICE_ENVIRONMENT
+from tests.rendering import ANSWER_SETS, SERVICE_ENVIRONMENT, TEMPLATE
 
 # A Jinja expression, statement or comment, as the template's files write them.
 JINJA = re.compile(r"\{\{-?\s*[A-Za-z_]|\{%-?\s*[a-z]|\{#")
@@ -151,3 +152,22 @@ def test_the_wheel_holds_the_runtime_but_its_developer_tooling(rendered: Render)
     assert len(tooling) > 5, tooling
     expected = runtime - tooling
     assert {name for name in packed if name.startswith("mcp_runtime/")} == expected
+
+
+def test_a_render_from_a_folder_says_how_to_record_the_templates_git_url(tmp_path: Path) -> None:
+    """``copier update`` and the weekly template check need a template they can clone."""
+    command = [sys.executable, "-m", "copier", "copy", "--defaults", "--skip-tasks"]
+    done = subprocess.run(
+        [*command, "--vcs-ref=HEAD", str(TEMPLATE), str(tmp_path / "service")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"The service records its template as a folder on this machine, {TEMPLATE}:\n"
+        "`copier update` finds the template only there, and the weekly template check\n"
+        "(.github/workflows/template-update.yml) cannot clone it. Record the template's git URL\n"
+        "instead, in .copier-answers.yml, before the first commit:\n"
+        "  _src_path: https://github.com/<owner>/<template>.git\n"
+    ) in done.stderr

@@ -149,13 +149,13 @@ def render_at(template_repo: Path, folder: Path, release: str, *data: str) -> Pa
     return folder
 
 
-def update(folder: Path, *, tasks: bool = False) -> None:
+def update(folder: Path, *, tasks: bool = False) -> subprocess.CompletedProcess[str]:
     """``copier update --defaults --trust``, with the template's post-render task when
     ``tasks`` (as a team runs it: ``uv sync`` in the service and in Copier's two scratch
     renders) or without it (``--skip-tasks``: the migrations still run), where a test is
-    about what the merge leaves in the files."""
+    about what the merge leaves in the files. Returns what it printed."""
     skip = [] if tasks else ["--skip-tasks"]
-    run(folder, *COPIER, "update", "--defaults", "--trust", "--quiet", *skip)
+    return run(folder, *COPIER, "update", "--defaults", "--trust", "--quiet", *skip)
 
 
 def render_like(template_repo: Path, service: Path) -> Path:
@@ -315,12 +315,39 @@ def test_edit_that_the_template_also_changed_shows_as_a_conflict(
     edit(init, RUNTIME_LINE, RUNTIME_LINE.replace("in a service.", "in this service!"))
     commit(service, "Edit the runtime's docstring")
 
-    update(service)
+    updated = update(service)
 
     assert leftovers(service) == ["src/mcp_runtime/__init__.py"]
     text = init.read_text()
     assert "in this service!" in text
     assert RUNTIME_FIX in text
+    # The update names the file; until it is resolved, lint (which CI runs) refuses it.
+    assert updated.stderr.endswith(
+        "\ncopier update left conflicts in 1 file(s), where your edits and the template's "
+        "changes touch the same lines:\n  src/mcp_runtime/__init__.py\nIn each, keep the "
+        "lines you want between `<<<<<<< before updating` and `>>>>>>> after updating`, "
+        "delete the marker lines, and `git add` the file. Until then scripts/lint, the "
+        "pre-commit hook and CI refuse the service. To undo the whole update instead: git "
+        'reset --hard && git clean -fd (docs/updating.md, "Conflicts").\n\n'
+    ), updated.stderr
+    marker = text.splitlines().index("<<<<<<< before updating") + 1
+    lint = subprocess.run(
+        ["scripts/lint"], cwd=service, env=ENVIRONMENT, capture_output=True, text=True
+    )
+    assert lint.returncode == 1
+    assert lint.stdout.startswith(f"src/mcp_runtime/__init__.py:{marker}:<<<<<<< before updating\n")
+    assert lint.stderr.startswith("lint: conflict markers (above) left by a merge or `copier")
+
+    # The way back that docs/updating.md gives returns to the last commit, where the plain
+    # `git checkout -- .` is refused: copier marks the file unmerged.
+    refused = subprocess.run(["git", "checkout", "--", "."], cwd=service, capture_output=True)
+    assert b"is unmerged" in refused.stderr
+    docs = (service / "docs" / "updating.md").read_text()
+    way_back = docs.split("If the update went wrong", 1)[1].split("```bash\n", 1)[1]
+    run(service, "bash", "-e", "-c", way_back.split("```", 1)[0])
+    assert run(service, "git", "status", "--porcelain").stdout == ""
+    assert RUNTIME_LINE.replace("in a service.", "in this service!") in init.read_text()
+    assert leftovers(service) == []
 
 
 EXHAUSTED_DOC = "Whether every thread is taken, so a new sync call must wait."
@@ -509,8 +536,9 @@ def test_a_service_from_before_the_licence_question_is_granted_nothing(
         assert "Service Team. All rights reserved.\n" in licence
 
 
-def template_check(service: Path) -> dict[str, str]:
-    """What the check step of the service's template-update workflow writes to its outputs."""
+def run_template_check(service: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run the check step of the service's template-update workflow, as GitHub runs it;
+    return how it ended and the file of its outputs."""
     steps = yaml.safe_load((service / ".github/workflows/template-update.yml").read_text())
     (script,) = [s["run"] for s in steps["jobs"]["check"]["steps"] if s.get("id") == "check"]
     outputs = service.parent / "github-output"
@@ -523,6 +551,12 @@ def template_check(service: Path) -> dict[str, str]:
         text=True,
         check=False,
     )
+    return result, outputs
+
+
+def template_check(service: Path) -> dict[str, str]:
+    """What the check step of the service's template-update workflow writes to its outputs."""
+    result, outputs = run_template_check(service)
     assert result.returncode == 0, result.stdout + result.stderr
     return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
 
@@ -539,3 +573,24 @@ def test_the_scheduled_check_finds_a_newer_template_release(
 ) -> None:
     service = render_at(template_repo, tmp_path / "service", release)
     assert template_check(service) == expected
+
+
+def test_the_scheduled_check_says_how_to_record_a_template_it_cannot_clone(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    """A service rendered from a folder that the runner does not have: the check fails
+    with the advice the render gave, not only copier's clone error."""
+    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    answers = service / ".copier-answers.yml"
+    answers.write_text(
+        re.sub(r"^_src_path: .*$", "_src_path: /home/ada/template", answers.read_text(), flags=re.M)
+    )
+    result, outputs = run_template_check(service)
+    assert result.returncode == 1
+    assert outputs.read_text() == ""
+    assert (
+        "::error file=.copier-answers.yml::The template cannot be read from /home/ada/template, "
+        "the _src_path of .copier-answers.yml (a service rendered from a folder records that "
+        "folder, which only its machine has). Record the template's git URL there instead, "
+        "such as _src_path: https://github.com/<owner>/<template>.git, commit it"
+    ) in result.stdout

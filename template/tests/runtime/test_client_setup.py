@@ -7,7 +7,8 @@ needs once the client has substituted its variables: none under ``oauth`` (the c
 signs in itself) but ``Authorization: Bearer`` from ``MCP_TOKEN`` in the ``-token``
 files; ``x-demo-token`` under ``demo-header``; none under ``none``. The commands (Claude
 Code's ``claude mcp add``, the MCP Inspector's UI and CLI) are compared argument by
-argument, and docs/clients.md shows every file as it is.
+argument. Claude Desktop's setup starts the service over stdio: its command, run from
+this folder, serves the tools. docs/clients.md shows every file as it is.
 """
 
 import json
@@ -17,8 +18,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from jsonschema import Draft202012Validator
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from mcp_runtime.config.service_defaults import AUTH
 from mcp_runtime.config.settings import ServiceSettings
@@ -35,6 +39,7 @@ SECRET = "a-token-from-the-environment"
 TOKEN_FILES = ("claude-code-token.mcp.json", "vscode-token.mcp.json", "cursor-token.mcp.json")
 JSON_FILES = ("claude-code.mcp.json", "vscode.mcp.json", "cursor.mcp.json")
 COMMAND_FILES = ("claude-code.sh", "inspector.sh")
+STDIO_FILES = ("claude-desktop.json",)
 INSPECTOR = ["npx", "@modelcontextprotocol/inspector"]
 
 HEADERS: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
@@ -125,14 +130,14 @@ def sends_credential(file_name: str) -> bool:
 
 
 def expected_files() -> set[str]:
-    return {*JSON_FILES, *COMMAND_FILES, *(TOKEN_FILES if AUTH == "oauth" else ())}
+    return {*JSON_FILES, *COMMAND_FILES, *STDIO_FILES, *(TOKEN_FILES if AUTH == "oauth" else ())}
 
 
 def test_each_client_has_its_setup_for_the_auth_answer() -> None:
     assert {path.name for path in CLIENTS.iterdir()} == expected_files()
 
 
-@pytest.mark.parametrize("file_name", sorted(expected_files() - set(COMMAND_FILES)))
+@pytest.mark.parametrize("file_name", sorted(expected_files() - {*COMMAND_FILES, *STDIO_FILES}))
 def test_json_setup_has_its_clients_shape_and_credential(file_name: str) -> None:
     client = file_name.removesuffix(".mcp.json").removesuffix("-token")
     key, schema, reference = CLIENT_SHAPES[client]
@@ -177,11 +182,63 @@ def test_inspector_commands_open_the_ui_and_call_from_the_cli() -> None:
     cli_header = header_option(demo_header or AUTH == "oauth")
     cli = [*INSPECTOR, "--cli", URL, "--transport", "http"]
     hello = ["--method", "tools/call", "--tool-name", "hello", "--tool-arg", "name=Ada"]
+    stdio = ["--", "uv", "run", NAME, "serve", "--transport", "stdio"]
     assert commands("inspector.sh") == [
         [*INSPECTOR, "--web", "--transport", "http", "--server-url", URL, *web_header],
         [*cli, "--method", "tools/list", *cli_header],
         [*cli, *hello, *cli_header],
+        [*INSPECTOR, "--cli", *hello, *stdio],
     ]
+
+
+# Claude Desktop: `mcpServers`, a local server being the `command` it starts, with its
+# `args` (and `env`).
+CLAUDE_DESKTOP = {
+    "type": "object",
+    "required": ["mcpServers"],
+    "additionalProperties": False,
+    "properties": {
+        "mcpServers": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": SERVER_NAME,
+            "additionalProperties": {
+                "type": "object",
+                "required": ["command", "args"],
+                "additionalProperties": False,
+                "properties": {
+                    "command": {"type": "string", "minLength": 1},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            },
+        }
+    },
+}
+
+
+@pytest.mark.anyio
+async def test_claude_desktops_setup_starts_the_service_over_stdio() -> None:
+    config = json.loads((CLIENTS / "claude-desktop.json").read_text())
+    problems = [error.message for error in Draft202012Validator(CLAUDE_DESKTOP).iter_errors(config)]
+    assert problems == [], problems
+    [(name, server)] = config["mcpServers"].items()
+    assert name == NAME
+    placeholder = f"/path/to/{NAME}"
+    assert server["args"].count(placeholder) == 1
+    args = [str(ROOT) if arg == placeholder else arg for arg in server["args"]]
+    parameters = StdioServerParameters(command=server["command"], args=args, cwd=ROOT.parent)
+    with anyio.fail_after(120):  # a command that serves no stdio never answers
+        async with (
+            stdio_client(parameters) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("hello", {"name": "Ada"})
+    assert (result.is_error, result.structured_content) == (
+        False,
+        {"message": "Hello, Ada!", "greeting": "Hello, Ada!"},
+    )
 
 
 def test_the_docs_show_every_setup_as_it_is() -> None:

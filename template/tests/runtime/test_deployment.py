@@ -4,8 +4,11 @@ No container engine runs in tests: the image recipe is read, the manifests are
 parsed, and the endpoints they point at are requested from a served instance.
 """
 
+import json
 import os
 import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ import yaml
 from mcp_runtime.config import service_defaults
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.contract.toolsets import find_service
-from mcp_runtime.testing import serve_http
+from mcp_runtime.testing import run_server, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PORT = ServiceSettings.model_fields["port"].default
@@ -171,3 +174,52 @@ def test_image_copies_no_dotenv_file() -> None:
     assert copied, "the recipe copies nothing from the build context"
     sources = {source for line in copied for source in line.split() if not source.startswith("-")}
     assert sources.isdisjoint({".", "./", ".env", "*"}), sources
+
+
+def image_environment() -> dict[str, str]:
+    """The settings the image's runtime stage sets with ``ENV`` (but ``PATH``)."""
+    recipe = (ROOT / "Dockerfile").read_text()
+    runtime_stage = recipe.split(" AS runtime", 1)[1]
+    [block] = re.findall(r"^ENV ((?:.*\\\n)*.*)$", runtime_stage, re.MULTILINE)
+    pairs = shlex.split(block.replace("\\\n", " "))
+    return {name: value for name, value in (pair.split("=", 1) for pair in pairs) if name != "PATH"}
+
+
+def run_lines() -> list[list[str]]:
+    """The ``docker run`` commands the Dockerfile's header gives, split as a shell would."""
+    recipe = (ROOT / "Dockerfile").read_text()
+    return [shlex.split(line) for line in re.findall(r"^#   (docker run .*)$", recipe, re.M)]
+
+
+def test_the_images_run_lines_serve_as_pasted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ``docker run`` line of the Dockerfile, run here as the image runs it: its
+    command, with the image's settings and the line's ``-e`` settings (the port aside).
+    Under ``oauth`` one line serves for real, verifying tokens; one is a local trial."""
+    lines = run_lines()
+    assert len(lines) == (2 if service_defaults.AUTH == "oauth" else 1)
+    recipe = (ROOT / "Dockerfile").read_text()
+    [command] = re.findall(r"^CMD (\[.*\])$", recipe, re.MULTILINE)
+    for line in lines:
+        assert line[:4] == ["docker", "run", "-p", f"{DEFAULT_PORT}:{DEFAULT_PORT}"]
+        assert line[-1] == NAME
+        options = line[4:-1]
+        assert options[::2] == ["-e"] * (len(options) // 2), line
+        settings = dict(option.split("=", 1) for option in options[1::2])
+        for name in [name for name in os.environ if name.startswith("MCP_")]:
+            monkeypatch.delenv(name)  # the image's environment has only its own settings
+        monkeypatch.chdir(tmp_path)  # and no .env file
+        environment = {**image_environment(), **settings}
+        process = [sys.executable if part == "python" else part for part in json.loads(command)]
+        with run_server(process, env=environment) as server:
+            ready = httpx.get(f"{server.base_url}/readyz")
+            assert ready.status_code == 200, server.log()
+            host = settings["MCP_ALLOWED_HOSTS"].split(",")[0].replace("*", str(server.port))
+            answer = httpx.post(
+                server.url,
+                headers={"host": host, "accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )
+            verifying = settings.get("MCP_AUTH", service_defaults.AUTH) == "oauth"
+            assert answer.status_code == (401 if verifying else 200), server.log()
