@@ -103,6 +103,7 @@ NAME_TESTS = (
 NAME_AS_LABEL = {
     "tests/runtime/test_logs.py": "adds a folder to the toolsets package, whatever it is named",
     "tests/runtime/test_scaffold.py": "prints the command named after the service",
+    "tests/runtime/test_serving.py": "adds a module to a copy of the toolsets package (reload)",
     "tests/runtime/test_tracing.py": "the spans' service.name equals the service's name",
 }
 
