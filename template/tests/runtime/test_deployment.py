@@ -136,46 +136,6 @@ def test_autoscaler_targets_the_deployment(deployment: dict[str, Any]) -> None:
     assert selector == deployment["spec"]["selector"]["matchLabels"]
 
 
-def test_image_is_multi_stage_built_with_uv() -> None:
-    recipe = (ROOT / "Dockerfile").read_text()
-    stages = re.findall(r"^FROM \S+ AS (\w+)$", recipe, re.MULTILINE)
-    assert stages == ["build", "runtime"]
-    # Both syncs install exactly the committed lock, which the image copies with the licence.
-    assert recipe.count("uv sync --locked --no-dev") == 2
-    assert re.search(r"^COPY pyproject.toml README.md LICENSE uv.lock \./$", recipe, re.MULTILINE)
-
-
-def test_image_runs_as_a_non_root_user() -> None:
-    recipe = (ROOT / "Dockerfile").read_text()
-    users = re.findall(r"^USER (\S+)$", recipe, re.MULTILINE)
-    assert users, "the image sets no USER"
-    assert users[-1].split(":")[0] not in {"root", "0"}
-
-
-def test_image_healthcheck_requests_the_liveness_endpoint() -> None:
-    recipe = (ROOT / "Dockerfile").read_text()
-    [check] = re.findall(r"^HEALTHCHECK .*\n\s+CMD (.*)$", recipe, re.MULTILINE)
-    assert f"http://127.0.0.1:{DEFAULT_PORT}/healthz" in check
-    assert re.search(rf"^EXPOSE {DEFAULT_PORT}$", recipe, re.MULTILINE)
-
-
-def test_no_deployment_artefact_sets_demo_tokens() -> None:
-    """A deployed service accepts no built-in credential: the demo store stays empty."""
-    artefacts = [ROOT / "Dockerfile", *sorted((ROOT / "deploy").rglob("*.*"))]
-    assert len(artefacts) > 2
-    for path in artefacts:
-        assert "DEMO_TOKENS" not in path.read_text(), f"{path.relative_to(ROOT)} sets DEMO_TOKENS"
-
-
-def test_image_copies_no_dotenv_file() -> None:
-    """A developer's ``.env`` (which may enable the demo token) never enters the image."""
-    recipe = (ROOT / "Dockerfile").read_text()
-    copied = re.findall(r"^COPY (?!--from)(.*) \S+$", recipe, re.MULTILINE)
-    assert copied, "the recipe copies nothing from the build context"
-    sources = {source for line in copied for source in line.split() if not source.startswith("-")}
-    assert sources.isdisjoint({".", "./", ".env", "*"}), sources
-
-
 def image_environment() -> dict[str, str]:
     """The settings the image's runtime stage sets with ``ENV`` (but ``PATH``)."""
     recipe = (ROOT / "Dockerfile").read_text()
@@ -223,3 +183,43 @@ def test_the_images_run_lines_serve_as_pasted(
             )
             verifying = settings.get("MCP_AUTH", service_defaults.AUTH) == "oauth"
             assert answer.status_code == (401 if verifying else 200), server.log()
+
+
+def test_image_is_multi_stage_built_with_uv() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM \S+ AS (\w+)$", recipe, re.MULTILINE)
+    assert stages == ["build", "runtime"]
+    # Both syncs install exactly the committed lock, which the image copies with the licence.
+    assert recipe.count("uv sync --locked --no-dev") == 2
+    assert re.search(r"^COPY pyproject.toml README.md LICENSE uv.lock \./$", recipe, re.MULTILINE)
+
+
+def test_image_runs_as_a_non_root_user() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    users = re.findall(r"^USER (\S+)$", recipe, re.MULTILINE)
+    assert users, "the image sets no USER"
+    assert users[-1].split(":")[0] not in {"root", "0"}
+
+
+def test_image_healthcheck_requests_the_liveness_endpoint() -> None:
+    recipe = (ROOT / "Dockerfile").read_text()
+    [check] = re.findall(r"^HEALTHCHECK .*\n\s+CMD (.*)$", recipe, re.MULTILINE)
+    assert f"http://127.0.0.1:{DEFAULT_PORT}/healthz" in check
+    assert re.search(rf"^EXPOSE {DEFAULT_PORT}$", recipe, re.MULTILINE)
+
+
+def test_no_deployment_artefact_sets_demo_tokens() -> None:
+    """A deployed service accepts no built-in credential: the demo store stays empty."""
+    artefacts = [ROOT / "Dockerfile", *sorted((ROOT / "deploy").rglob("*.*"))]
+    assert len(artefacts) > 2
+    for path in artefacts:
+        assert "DEMO_TOKENS" not in path.read_text(), f"{path.relative_to(ROOT)} sets DEMO_TOKENS"
+
+
+def test_image_copies_no_dotenv_file() -> None:
+    """A developer's ``.env`` (which may enable the demo token) never enters the image."""
+    recipe = (ROOT / "Dockerfile").read_text()
+    copied = re.findall(r"^COPY (?!--from)(.*) \S+$", recipe, re.MULTILINE)
+    assert copied, "the recipe copies nothing from the build context"
+    sources = {source for line in copied for source in line.split() if not source.startswith("-")}
+    assert sources.isdisjoint({".", "./", ".env", "*"}), sources
