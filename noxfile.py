@@ -113,7 +113,7 @@ def print_table() -> None:
     lambda: (
         "questions, validators, every awkward name and licence rendered and ruff-clean, "
         "Kubernetes names, the first week (3.11), contract snapshots in CI, pre-commit, "
-        "workflows, the matrix's coverage"
+        "workflows, the render's advice on a template folder, the matrix's coverage"
     )
 )
 def template_tests(session: nox.Session) -> None:
@@ -129,8 +129,9 @@ def template_tests(session: nox.Session) -> None:
         "copier update over releases 0.9.0, 0.10.0 (MCP SDK 1.x), 1.0.0, 1.1.0: fixes and "
         "new questions arrive, a service moves to the SDK's 2.x line and serves both eras, "
         "the runtime moves into its parts (a team's edit and imports follow), the team's "
-        "files stay byte-identical, conflicts show, the runtime equals a fresh render's, "
-        "tests and lint green"
+        "files stay byte-identical, conflicts show and are named, lint refuses them, the way "
+        "back works, the runtime equals a fresh render's, tests and lint green, the weekly "
+        "check and its advice on a template it cannot clone"
     )
 )
 def update(session: nox.Session) -> None:
@@ -287,9 +288,10 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
     lambda: (
         "both eras on one endpoint: the conformance suite, the TypeScript clients (1.x SDK; "
         "2.x legacy, auto, pinned 2026-07-28), the Python SDK's 2.x client, "
-        "langchain-mcp-adapters' client (mcp 1.x) and langchain.mcp's, the Inspector CLI, "
-        "client setups, an error answering its call by id, progress and cancellation in "
-        "both eras, against a default render"
+        "langchain-mcp-adapters' client (mcp 1.x) and langchain.mcp's, the Inspector CLI "
+        "over HTTP and stdio, client setups, the README's dev-token quick start, an error "
+        "answering its call by id, progress and cancellation in both eras, against a "
+        "default render"
     )
 )
 def clients(session: nox.Session) -> None:

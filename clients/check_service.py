@@ -433,13 +433,15 @@ def substitute(pattern: str, values: dict[str, str], text: str) -> str:
 
 
 def setups(service: Path, url: str, client: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each JSON setup of deploy/clients/, resolved as its client resolves it, for ``url``.
+    """Each JSON setup of a remote server in deploy/clients/, resolved as its client
+    resolves it, for ``url`` (Claude Desktop's starts the service over stdio: the service's
+    test_client_setup.py runs it).
 
     Each is ``{"name", "url", "headers"}``: the variables substituted with the client's own
     syntax (MCP_TOKEN, or what the user types at VS Code's prompt, being the token).
     """
     resolved = []
-    for path in sorted((service / "deploy" / "clients").glob("*.json")):
+    for path in sorted((service / "deploy" / "clients").glob("*.mcp.json")):  # remote setups
         client_name = path.name.split(".")[0].removesuffix("-token")
         config = json.loads(path.read_text())
         [server] = config["servers" if client_name == "vscode" else "mcpServers"].values()
