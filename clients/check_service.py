@@ -170,17 +170,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(service: Path, slug: str, port: int | None = None, **settings: str) -> Iterator[str]:
-    """The service serving streamable HTTP on a loopback port; yields its MCP URL."""
+def served(
+    service: Path, slug: str, port: int | None = None, line: str | None = None, **settings: str
+) -> Iterator[str]:
+    """The service serving streamable HTTP on a loopback port; yields its MCP URL.
+
+    It serves as ``uv run SLUG serve``, or as ``line`` pasted into a shell (with
+    ``MCP_PORT`` set), with ``settings`` in its environment; its output goes to a log.
+    """
     port = port or free_port()
     log_path = service / f"serve-{port}.log"
     log = log_path.open("w")
+    command = ["uv", "run", "--quiet", slug, "serve", "--port", str(port)]
     process = subprocess.Popen(
-        ["uv", "run", "--quiet", slug, "serve", "--port", str(port)],
+        ["bash", "-c", line] if line else command,
         cwd=service,
-        env={**ENV, **settings},
+        env={**ENV, **settings, "MCP_PORT": str(port)},
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -194,7 +202,7 @@ def served(service: Path, slug: str, port: int | None = None, **settings: str) -
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
+        os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
         log.close()
 
@@ -328,10 +336,8 @@ def readme_dev_token(service: Path, slug: str) -> None:
     if made.returncode != 0:
         report("readme quick start", token_line, made.stderr.strip()[-800:])
         return
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    script = "\n".join(client).replace(INSPECTOR, "mcp-inspector ").replace(SNIPPET_URL, url)
-    with served_by(serve_line, service, port):
+    with served(service, slug, line=serve_line) as url:
+        script = "\n".join(client).replace(INSPECTOR, "mcp-inspector ").replace(SNIPPET_URL, url)
         called = run("bash", "-e", "-c", script, cwd=service, timeout=120)
     try:
         answer = json.loads(called.stdout)
@@ -340,33 +346,6 @@ def readme_dev_token(service: Path, slug: str) -> None:
     except (ValueError, KeyError, TypeError):
         problem = f"exit {called.returncode}: {(called.stdout + called.stderr).strip()[-800:]}"
     report("readme quick start", "dev-token, serve, the Inspector: whoami", problem)
-
-
-@contextmanager
-def served_by(command: str, service: Path, port: int) -> Iterator[None]:
-    """``command``, pasted into a shell in ``service`` with ``MCP_PORT=port``, serving."""
-    process = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=service,
-        env={**ENV, "MCP_PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"`{command}` did not serve")
-                time.sleep(0.1)
-        yield
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
 
 
 def answered(service: Path, question: str) -> str:
