@@ -1,0 +1,37 @@
+"""What the front's parts learn of a POST, kept in its ASGI scope for the parts after them."""
+
+from dataclasses import dataclass
+
+from starlette.types import Scope
+
+from mcp_runtime.sdk import AccessToken
+
+__all__ = ["Posted"]
+
+SCOPE_KEY = "mcp_runtime.posted"
+
+
+@dataclass
+class Posted:
+    """One POST as the front has read it so far.
+
+    ``access`` is its verified bearer token (None when the service verifies none);
+    ``body`` its whole body, and ``text`` that body decoded, once
+    :class:`~mcp_runtime.serving.front.limits.BodyLimits` has read it; ``message`` the
+    JSON it holds once :class:`~mcp_runtime.serving.front.json_rpc.JsonRpcChecks` has
+    parsed it (None when it is not JSON).
+    """
+
+    access: AccessToken | None = None
+    body: bytes = b""
+    text: str = ""
+    message: object = None
+
+    @classmethod
+    def of(cls, scope: Scope) -> "Posted":
+        """The request's record, made on first use."""
+        posted = scope.get(SCOPE_KEY)
+        if posted is None:
+            posted = scope[SCOPE_KEY] = cls()
+        assert isinstance(posted, cls)
+        return posted
