@@ -50,6 +50,7 @@ from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
 from mcp_runtime.observability.logs import log_call
+from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.observability.tracing import start_call_span
 from mcp_runtime.sdk import (
     SDKTool,
@@ -177,7 +178,7 @@ class ContractTool(SDKTool):
         values); a call cut short by its client leaves the outcome ``cancelled``.
         """
         started = time.perf_counter()
-        outcome = "cancelled"
+        outcome = Outcome.CANCELLED
         settings = self.state.settings
         serving_settings = None if settings is None else SERVING_SETTINGS.set(settings)
         with serving(context):
@@ -197,7 +198,7 @@ class ContractTool(SDKTool):
                     SERVING_SETTINGS.reset(serving_settings)
         return result
 
-    async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
+    async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, Outcome]:
         caller = current_caller() if self.scopes else None
         missing = [scope for scope in self.scopes if caller and scope not in caller.scopes]
         if missing:
@@ -205,14 +206,14 @@ class ContractTool(SDKTool):
                 f"Tool '{self.name}' needs the OAuth scope(s) {', '.join(missing)}, which the "
                 "caller's token does not grant: ask the authorization server for a token with them."
             )
-            return error_result(message), "forbidden"
+            return error_result(message), Outcome.FORBIDDEN
         arguments = pre_parse_json(self.fn_metadata, arguments, self.json_keys)
         try:
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:
             problems = describe_validation_error(exc, self.caller.argument_names)
             message = f"Invalid arguments for tool '{self.name}': {problems}"
-            return error_result(message), "bad_arguments"
+            return error_result(message), Outcome.BAD_ARGUMENTS
         owner = owner_of(verified_token())
         state = self.state
         with state.calls.call(self.name, owner, request_id(), self.policy.timeout) as call:
@@ -221,7 +222,7 @@ class ContractTool(SDKTool):
                     arguments, parsed, state.threads, self.policy.max_threads
                 )
             except ToolBusyError as exc:
-                return error_result(str(exc)), "busy"
+                return error_result(str(exc)), Outcome.BUSY
             except UrlElicitationRequiredError:
                 raise
             except BaseException as exc:
@@ -233,31 +234,32 @@ class ContractTool(SDKTool):
                 f"Tool '{self.name}' was stopped because the service is shutting down: "
                 "call it again."
             )
-            return error_result(message), "shutdown"
+            return error_result(message), Outcome.SHUTDOWN
         if call.stopped("client"):
-            return error_result(f"Tool '{self.name}' was cancelled by the client."), "cancelled"
+            message = f"Tool '{self.name}' was cancelled by the client."
+            return error_result(message), Outcome.CANCELLED
         if call.timed_out() and not self.caller.is_async and never_started():
             message = (
                 f"Tool '{self.name}' did not start within {self.policy.timeout:g} seconds: "
                 "every thread it may use was busy with earlier calls. Try again later."
             )
-            return error_result(message), "busy"
+            return error_result(message), Outcome.BUSY
         if call.timed_out():
             message = (
                 f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "
                 "try again later, or ask for less at once."
             )
-            return error_result(message), "timeout"
+            return error_result(message), Outcome.TIMEOUT
         result = self.contract.to_call_result(value, max_depth=self.policy.max_depth)
         if result.structured_content is None:
-            return result, "contract_violation"
-        return result, "tool_error" if result.is_error else "ok"
+            return result, Outcome.CONTRACT_VIOLATION
+        return result, Outcome.TOOL_ERROR if result.is_error else Outcome.OK
 
-    def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, str]:
+    def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, Outcome]:
         """``isError`` for a raised exception: a tool's own message, or a masked one."""
         if isinstance(exc, TOOL_REPORTED):
             message = _safe_str(exc) or f"Tool '{self.name}' failed."
-            return error_result(message), "tool_error"
+            return error_result(message), Outcome.TOOL_ERROR
         error_id = secrets.token_hex(6)
         logger.error(
             "tool %s raised %s (error id %s)",
@@ -273,7 +275,7 @@ class ContractTool(SDKTool):
             )
         else:
             message = _safe_str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
-        return error_result(message), "exception"
+        return error_result(message), Outcome.EXCEPTION
 
 
 def validated_arguments(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:

@@ -19,10 +19,12 @@ from mcp.types import RequestId
 
 from mcp_runtime.sdk import AccessToken
 
-__all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "owner_of"]
+__all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "StopReason", "owner_of"]
 
 logger = logging.getLogger(__name__)
 
+StopReason = Literal["shutdown", "client"]
+"""Who stopped a call before its deadline: shutdown (its grace ended), or its client."""
 Owner = tuple[str, str | None] | None
 """Who made a call: the verified caller's subject and client id, or None without one."""
 
@@ -68,7 +70,7 @@ class RunningCall:
         self.owner = owner
         self.request_id = request_id
         self.timeout = timeout
-        self.stopped_by: Literal["shutdown", "client"] | None = None
+        self.stopped_by: StopReason | None = None
         self.cancel_requested = False
         self._calls = calls
         self._task: asyncio.Task[Any] | None = None
@@ -102,13 +104,13 @@ class RunningCall:
             self.cancel_requested = True
             self._task.cancel()
 
-    def stop(self, by: Literal["shutdown", "client"]) -> None:
+    def stop(self, by: StopReason) -> None:
         """Cancel the call; the first to stop it is the one its answer names."""
         if self.stopped_by is None:
             self.stopped_by = by
         self._cancel()
 
-    def stopped(self, by: Literal["shutdown", "client"]) -> bool:
+    def stopped(self, by: StopReason) -> bool:
         """Whether ``by`` stopped the call before it had its value."""
         return self.cancel_requested and self.stopped_by == by
 

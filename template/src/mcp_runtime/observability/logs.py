@@ -1,10 +1,8 @@
 """Logging an operator can use: quiet libraries, the runtime's own lines, text or JSON.
 
 Tool calls are logged one line each by ``mcp_runtime.calls`` with the tool, the
-outcome (ok, tool_error, contract_violation, exception, timeout, bad_arguments,
-cancelled when the client left, shutdown when shutdown's grace ended it, forbidden
-when the caller's token lacks the tool's scopes) and the duration. Nothing here logs
-arguments, results or header values.
+outcome (an :class:`~mcp_runtime.observability.outcome.Outcome`) and the duration.
+Nothing here logs arguments, results or header values.
 
 Nor do the libraries under the runtime, at any level: the lines of the MCP SDK,
 ``sse_starlette`` and uvicorn that would carry request contents (params,
@@ -26,6 +24,8 @@ from typing import Any, get_args
 import anyio
 from mcp import types
 from starlette.requests import ClientDisconnect
+
+from mcp_runtime.observability.outcome import Outcome
 
 __all__ = [
     "JsonFormatter",
@@ -242,7 +242,7 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     logging.getLogger("mcp_runtime").setLevel(level)
 
 
-def log_call(tool: str, outcome: str, seconds: float) -> None:
+def log_call(tool: str, outcome: Outcome, seconds: float) -> None:
     """The one line a tool call leaves: tool, outcome, duration."""
     if CALLS.isEnabledFor(logging.INFO):
         duration_ms = round(seconds * 1000, 2)

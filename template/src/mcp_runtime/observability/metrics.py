@@ -31,6 +31,8 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 from starlette.types import ASGIApp
 
+from mcp_runtime.observability.outcome import Outcome
+
 __all__ = [
     "DURATION_BUCKETS",
     "MULTIPROC_DIR",
@@ -82,7 +84,7 @@ class LocalCalls(Collector):
     def started(self, tool: str) -> None:
         self.in_flight[tool] = self.in_flight.get(tool, 0.0) + 1.0
 
-    def finished(self, tool: str, outcome: str, seconds: float) -> None:
+    def finished(self, tool: str, outcome: Outcome, seconds: float) -> None:
         ended = self.ended.get((tool, outcome))
         if ended is None:
             ended = self.ended[tool, outcome] = Ended()
@@ -155,7 +157,7 @@ class SharedCalls:
             gauge = self.in_flight[tool] = self.gauge.labels(tool)
         gauge.inc()
 
-    def finished(self, tool: str, outcome: str, seconds: float) -> None:
+    def finished(self, tool: str, outcome: Outcome, seconds: float) -> None:
         series = self.ended.get((tool, outcome))
         if series is None:
             series = self.ended[tool, outcome] = (
@@ -217,7 +219,7 @@ class CallMetrics:
         if self.enabled:
             self.calls.started(tool)
 
-    def finished(self, tool: str, outcome: str, seconds: float) -> None:
+    def finished(self, tool: str, outcome: Outcome, seconds: float) -> None:
         """A call of ``tool`` has ended with ``outcome`` after ``seconds``."""
         if self.enabled:
             self.calls.finished(tool, outcome, seconds)

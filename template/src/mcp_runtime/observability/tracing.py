@@ -31,6 +31,7 @@ from opentelemetry import context, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from mcp_runtime.config.settings import SettingsError
+from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk import protocol_version, request_headers, request_id, request_meta
 
 __all__ = [
@@ -60,12 +61,12 @@ class CallSpan:
         self.span = span
         self.token = token
 
-    def end(self, outcome: str) -> None:
+    def end(self, outcome: Outcome) -> None:
         """Record ``outcome`` (ERROR status unless ``ok``), make the span not current, end it."""
         span = self.span
         span.set_attribute(OUTCOME, outcome)
-        if outcome != "ok":
-            error = "cancelled" if outcome == "cancelled" else "tool_error"
+        if outcome is not Outcome.OK:
+            error = "cancelled" if outcome is Outcome.CANCELLED else "tool_error"
             span.set_attribute("error.type", error)
             span.set_status(Status(StatusCode.ERROR, outcome))
         context.detach(self.token)
