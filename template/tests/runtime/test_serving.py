@@ -23,6 +23,7 @@ import httpx
 import pytest
 import uvicorn
 from langchain_core.tools import tool
+from pydantic import ValidationError
 from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
 from mcp_runtime import ToolResult
@@ -167,6 +168,18 @@ def test_binding_beyond_localhost_needs_allowed_hosts(monkeypatch: pytest.Monkey
         load_settings()
     monkeypatch.setenv("MCP_ALLOWED_HOSTS", "mcp.example.com,mcp.example.com:*")
     assert load_settings().allowed_hosts == ("mcp.example.com", "mcp.example.com:*")
+
+
+def test_settings_run_every_check_however_they_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """load_settings, the model itself and its defaults run the same checks, those across
+    settings included; the defaults read no environment."""
+    with pytest.raises(ValidationError, match="MCP_TOOL_THREADS_PER_TOOL=9: a tool cannot"):
+        ServiceSettings(tool_threads=8, tool_threads_per_tool=9)
+    with pytest.raises(ValidationError, match=r"MCP_ALLOWED_HOSTS: binding to 0\.0\.0\.0 needs"):
+        ServiceSettings.model_validate({"host": "0.0.0.0"})
+    monkeypatch.setenv("MCP_TOOL_THREADS", "3")
+    assert load_settings().tool_threads == 3
+    assert ServiceSettings.defaults().tool_threads == 40
 
 
 def test_bad_setting_stops_the_command_line(

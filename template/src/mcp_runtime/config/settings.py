@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mcp_runtime.config.service_defaults import AUTH
@@ -53,7 +53,11 @@ class SettingsError(Exception):
 
 
 class ServiceSettings(BaseSettings):
-    """How the service runs. Each field is read from ``MCP_<NAME>`` (or ``.env``)."""
+    """How the service runs. Each field is read from ``MCP_<NAME>`` (or ``.env``).
+
+    Built through :func:`load_settings` (the environment, ``.env`` and overrides) or
+    :meth:`defaults`; either way every check runs, those across settings included.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="MCP_", env_file=".env", extra="ignore", frozen=True
@@ -217,6 +221,31 @@ class ServiceSettings(BaseSettings):
             raise ValueError(f"name at least one of {', '.join(ASYMMETRIC_ALGORITHMS)}")
         return value
 
+    @model_validator(mode="after")
+    def _consistent(self) -> "ServiceSettings":
+        """The checks across settings; each message names the settings and the fix."""
+        per_tool = self.tool_threads_per_tool
+        if per_tool is not None and per_tool > self.tool_threads:
+            raise ValueError(
+                f"MCP_TOOL_THREADS_PER_TOOL={per_tool}: a tool cannot hold more than the "
+                f"MCP_TOOL_THREADS={self.tool_threads} threads there are; set it to at most "
+                f"{self.tool_threads}, or raise MCP_TOOL_THREADS"
+            )
+        if not self.loopback and not self.allowed_hosts:
+            raise ValueError(
+                f"MCP_ALLOWED_HOSTS: binding to {self.host} needs the list of Host headers "
+                "clients use, such as MCP_ALLOWED_HOSTS=mcp.example.com,mcp.example.com:*"
+                " (DNS-rebinding protection)"
+            )
+        return self
+
+    @classmethod
+    def defaults(cls) -> "ServiceSettings":
+        """Every setting at its default, checked; the environment and ``.env`` are not read
+        (each is given, and what is given comes before them)."""
+        given = {name: field.get_default() for name, field in cls.model_fields.items()}
+        return cls(**given)
+
     @property
     def loopback(self) -> bool:
         """Whether the service binds to the local machine only."""
@@ -264,30 +293,21 @@ def require_http_auth(settings: ServiceSettings) -> None:
 
 
 def load_settings(**overrides: object) -> ServiceSettings:
-    """Settings from the environment and ``.env``, with ``overrides`` (not None) on top."""
+    """Settings from the environment and ``.env``, with ``overrides`` (not None) on top.
+
+    Raises :class:`SettingsError` naming each bad setting and what it accepts.
+    """
     given = {key: value for key, value in overrides.items() if value is not None}
     try:
-        settings = ServiceSettings(**given)  # type: ignore[arg-type]
+        return ServiceSettings(**given)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = []
         for error in exc.errors(include_url=False, include_input=False):
-            name = "MCP_" + "_".join(str(part) for part in error["loc"][:1]).upper()
-            problems.append(f"{name}: {error['msg']}")
+            if error["loc"]:
+                problems.append(f"MCP_{str(error['loc'][0]).upper()}: {error['msg']}")
+            else:  # a check across settings, whose message names them
+                problems.append(str(error.get("ctx", {}).get("error", error["msg"])))
         raise SettingsError("bad setting " + "; ".join(problems)) from None
-    per_tool = settings.tool_threads_per_tool
-    if per_tool is not None and per_tool > settings.tool_threads:
-        raise SettingsError(
-            f"bad setting MCP_TOOL_THREADS_PER_TOOL={per_tool}: a tool cannot hold more than "
-            f"the MCP_TOOL_THREADS={settings.tool_threads} threads there are; set it to at most "
-            f"{settings.tool_threads}, or raise MCP_TOOL_THREADS"
-        )
-    if not settings.loopback and not settings.allowed_hosts:
-        raise SettingsError(
-            f"bad setting MCP_ALLOWED_HOSTS: binding to {settings.host} needs the list of Host "
-            "headers clients use, such as MCP_ALLOWED_HOSTS=mcp.example.com,mcp.example.com:*"
-            " (DNS-rebinding protection)"
-        )
-    return settings
 
 
 SERVING_SETTINGS: ContextVar[ServiceSettings | None] = ContextVar(

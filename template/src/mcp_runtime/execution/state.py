@@ -28,7 +28,7 @@ class ServiceState:
 
     def __init__(self, settings: ServiceSettings | None = None) -> None:
         self.settings = settings
-        defaults = ServiceSettings.model_construct() if settings is None else settings
+        defaults = ServiceSettings.defaults() if settings is None else settings
         self.metrics = CallMetrics(enabled=defaults.metrics)
         self.threads = ToolThreads(
             defaults.tool_threads, defaults.tool_threads_per_tool, metrics=self.metrics

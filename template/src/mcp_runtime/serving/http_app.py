@@ -50,7 +50,7 @@ def http_app(
 
     Raises :class:`SettingsError` when ``MCP_AUTH=oauth`` lacks a setting it needs.
     """
-    settings = settings or ServiceSettings()
+    settings = settings or load_settings()
     require_http_auth(settings)
     state = state if state is not None else state_of(server, settings)
     state.metrics.enabled = settings.metrics

@@ -86,7 +86,7 @@ def create_server(
     How it is served over HTTP (its address, limits and security) is the app's:
     :func:`mcp_runtime.serving.http_app.http_app`.
     """
-    settings = settings or ServiceSettings()
+    settings = settings or load_settings()
     policy = CallPolicy(
         timeout=settings.call_timeout,
         mask_errors=settings.mask_errors,
