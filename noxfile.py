@@ -35,7 +35,6 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from tests.rendering import (  # noqa: E402
     AWKWARD_NAMES,
-    FOREIGN_ENVIRONMENT,
     NAME_CELLS,
     NAME_TESTS,
     PYTHONS,
@@ -44,6 +43,7 @@ from tests.rendering import (  # noqa: E402
     Cell,
     listing_problems,
     runtime_tests_except,
+    service_environment,
 )
 
 HARNESS = ROOT / "tests" / "rendering.py"
@@ -244,18 +244,16 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
     start, log = time.monotonic(), []
     folder = RENDERS / f"names-{cell.awkward_name}"
     shutil.rmtree(folder, ignore_errors=True)
-    unset = FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT
-    environment = {k: v for k, v in os.environ.items() if k not in unset}
     # The run's shared mypy cache as a seed, in the cell's own folder: two run at once.
     cache = folder.parent / f".mypy_cache-{cell.awkward_name}"
     shutil.rmtree(cache, ignore_errors=True)
     if (RENDERS / ".mypy_cache").is_dir():
         shutil.copytree(RENDERS / ".mypy_cache", cache)
-    service_environment = {**environment, "MYPY_CACHE_DIR": str(cache)}
+    in_cell, harness_environment = service_environment(cache), service_environment()
 
     def run(*command: str, where: Path | None = folder) -> str:
         log.append(f"$ {' '.join(command)}")
-        env = service_environment if where else environment
+        env = in_cell if where else harness_environment
         done = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True)
         log.append(done.stdout + done.stderr)
         if done.returncode != 0:
@@ -392,11 +390,14 @@ def in_service(session: nox.Session, *command: str, silent: bool = False) -> str
     nox points uv at the session's environment; the service must use its own. Returns
     what the command printed when ``silent`` (nox then shows it only if it fails).
     """
-    isolated: dict[str, str | None] = dict.fromkeys(FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT)
-    # One mypy cache for every render of the run (mypy keys it by Python version, and
-    # revalidates each module by its hash): each render checks only its own modules.
-    shared = {"MYPY_CACHE_DIR": str(RENDERS / ".mypy_cache")}
-    output = session.run(*command, env={**isolated, **shared}, external=True, silent=silent)
+    # nox runs a command in this process's environment with the session's over it: the
+    # service's instead, every other variable of those unset. One mypy cache for every render
+    # of the run (mypy keys it by Python version, and revalidates each module by its hash):
+    # each render checks only its own modules.
+    outer = {**os.environ, **session.env}
+    environment = service_environment(RENDERS / ".mypy_cache", outer)
+    unset = dict.fromkeys(outer.keys() - environment.keys())
+    output = session.run(*command, env={**unset, **environment}, external=True, silent=silent)
     return output if isinstance(output, str) else ""
 
 

@@ -30,14 +30,28 @@ RECOMPILING_ENVIRONMENT = ("PYTHONDONTWRITEBYTECODE",)
 # hash, and keys the cache by Python version): each render checks only its own modules.
 TEST_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
 MYPY_CACHE = Path(tempfile.gettempdir()) / "mcp-template-tests" / f"mypy-{TEST_PROCESS}"
-SERVICE_ENVIRONMENT = {
-    **{
-        key: value
-        for key, value in os.environ.items()
-        if key not in FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT
-    },
-    "MYPY_CACHE_DIR": str(MYPY_CACHE),
-}
+
+
+def service_environment(
+    mypy_cache: Path | None = None, outer: Mapping[str, str | None] = os.environ
+) -> dict[str, str]:
+    """The environment a rendered service's commands run in, as on a team's machine.
+
+    ``outer`` (this process's environment) without what points uv at another environment
+    (FOREIGN_ENVIRONMENT) or makes Python recompile (RECOMPILING_ENVIRONMENT), nor a variable
+    ``outer`` unsets (None); with ``mypy_cache`` as mypy's cache, if given.
+    """
+    unset = FOREIGN_ENVIRONMENT + RECOMPILING_ENVIRONMENT
+    environment = {
+        key: value for key, value in outer.items() if key not in unset and value is not None
+    }
+    if mypy_cache is not None:
+        environment["MYPY_CACHE_DIR"] = str(mypy_cache)
+    return environment
+
+
+# The tests' commands in a rendered service.
+SERVICE_ENVIRONMENT = service_environment(MYPY_CACHE)
 
 # Named answer sets: the nox matrix and these tests render each of them.
 ANSWER_SETS: dict[str, dict[str, Any]] = json.loads((HERE / "answer_sets.json").read_text())
