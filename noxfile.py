@@ -1,15 +1,9 @@
 """The template's proof: render services across Pythons and answer sets, run their checks.
 
-``nox`` runs the default sessions, each listed with what it proves in docs/testing.md
-and in the table printed at the end of the run: ``template_tests`` (questions,
-validators, awkward names, renders, scaffolds, contract snapshots, the matrix itself),
-``lint`` (this repo's Python), ``service`` (one service per Python, answer set and
-``auth`` mode, pairwise: the whole runtime suite, lint, ``check`` and ``schema``),
-``names`` (a service for each other awkward project name, see tests/awkward_names.json),
-``update`` (``copier update`` over a real template history), ``clients`` (independent MCP
-clients and the conformance suite) and ``hostile`` (a rendered service against tools
-that misbehave and clients that break the rules). ``nox -s benchmark`` measures what the
-contract costs.
+``nox`` runs the default sessions; docs/testing.md says what each proves (from
+tests/sessions.py, the one text of it), and the table printed at the end of the run says
+it again for each session that ran, with its time and outcome. ``nox -s benchmark``
+measures what the contract costs.
 """
 
 import atexit
@@ -22,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -45,6 +40,7 @@ from tests.rendering import (  # noqa: E402
     runtime_tests_except,
     service_environment,
 )
+from tests.sessions import PROVES, proves  # noqa: E402
 
 HARNESS = ROOT / "tests" / "rendering.py"
 RENDERS = Path(tempfile.gettempdir()) / "mcp-service-renders"
@@ -56,15 +52,7 @@ CLASHING_TOOLSET = "serving"
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = [
-    "template_tests",
-    "lint",
-    "service",
-    "names",
-    "update",
-    "clients",
-    "hostile",
-]
+nox.options.sessions = list(PROVES)
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 # The sessions' own tools write their bytecode once too (see RECOMPILING_ENVIRONMENT).
 for variable in RECOMPILING_ENVIRONMENT:
@@ -75,23 +63,31 @@ for variable in RECOMPILING_ENVIRONMENT:
 RECORDS: list[tuple[str, float, str, str]] = []
 
 
-def recorded(proves: Callable[..., str]) -> Callable[..., Any]:
-    """Record the session's wall time, outcome and ``proves(**parameters)`` for the table."""
+def recorded(function: Callable[..., None]) -> Callable[..., None]:
+    """Record the session's wall time, outcome and what it proves (``PROVES``) for the table.
 
-    def decorate(function: Callable[..., None]) -> Callable[..., None]:
-        @functools.wraps(function)
-        def session_function(session: nox.Session, **parameters: Any) -> None:
-            start, outcome = time.monotonic(), "failed"
-            try:
-                function(session, **parameters)
-                outcome = "ok"
-            finally:
-                seconds = time.monotonic() - start
-                RECORDS.append((session.name, seconds, outcome, proves(**parameters)))
+    ``nox -l`` shows the start of what it proves; a session missing from ``PROVES`` is a
+    KeyError here, on any nox command.
+    """
+    said = plain(PROVES[function.__name__])
 
-        return session_function
+    @functools.wraps(function)
+    def session_function(session: nox.Session, **parameters: Any) -> None:
+        start, outcome = time.monotonic(), "failed"
+        try:
+            function(session, **parameters)
+            outcome = "ok"
+        finally:
+            line = plain(proves(function.__name__, **parameters))
+            RECORDS.append((session.name, time.monotonic() - start, outcome, line))
 
-    return decorate
+    session_function.__doc__ = f"{textwrap.shorten(said, 80, placeholder=' ...')}\n\n{said}"
+    return session_function
+
+
+def plain(markdown: str) -> str:
+    """The text of docs/testing.md's markdown, for a terminal: without its backticks."""
+    return markdown.replace("`", "")
 
 
 @atexit.register
@@ -101,50 +97,33 @@ def print_table() -> None:
         return
     width = max(len(name) for name, *_ in RECORDS)
     lines = ["", f"{'session'.ljust(width)}   time  outcome  proves"]
-    for name, seconds, outcome, proves in RECORDS:
-        lines.append(f"{name.ljust(width)} {seconds:5.0f}s  {outcome:<7}  {proves}")
+    for name, seconds, outcome, said in RECORDS:
+        lines.append(f"{name.ljust(width)} {seconds:5.0f}s  {outcome:<7}  {said}")
     total = sum(seconds for _, seconds, *_ in RECORDS)
     lines.append(f"{'all sessions'.ljust(width)} {total:5.0f}s")
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 @nox.session
-@recorded(
-    lambda: (
-        "questions, validators, every awkward name and licence rendered and ruff-clean, "
-        "Kubernetes names, the first week (3.11), contract snapshots in CI, pre-commit, "
-        "workflows, the render's advice on a template folder, the matrix's coverage"
-    )
-)
+@recorded
 def template_tests(session: nox.Session) -> None:
-    """The template's own tests: questions, validators, names, what a render writes."""
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
     pytest = ["pytest", "tests", "--ignore=tests/test_update.py", "-n", "auto"]
     session.run(*pytest, "--dist", "loadfile", *session.posargs)
 
 
 @nox.session
-@recorded(
-    lambda: (
-        "copier update over releases 0.9.0, 0.10.0 (MCP SDK 1.x), 1.0.0, 1.1.0: fixes and "
-        "new questions arrive, a service moves to the SDK's 2.x line and serves both eras, "
-        "the runtime moves into its parts (a team's edit and imports follow), the team's "
-        "files stay byte-identical, conflicts show and are named, lint refuses them, the way "
-        "back works, the runtime equals a fresh render's, tests and lint green, the weekly "
-        "check and its advice on a template it cannot clone"
-    )
-)
+@recorded
 def update(session: nox.Session) -> None:
-    """copier update with a real git history: fixes arrive, the team's work stays."""
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
     session.run("pytest", "tests/test_update.py", "-n", "auto", *session.posargs)
 
 
 @nox.session
-@recorded(lambda: "ruff check and format of this repository's own Python; deptry on its imports")
+@recorded
 def lint(session: nox.Session) -> None:
-    """Ruff on this repository's own Python: every folder of it, and the noxfile; deptry on
-    the Python that runs in this repository's environments (the rest runs in a render's)."""
+    # Ruff on every folder of this repository's own Python, and the noxfile; deptry on the
+    # Python that runs in this repository's environments (the rest runs in a render's).
     requirements = ["requirements-dev.txt", "tests/requirements.txt"]
     session.install("ruff>=0.11", "deptry>=0.23", *(f"-r{path}" for path in requirements))
     paths = ["hooks", "tests", "clients", "benchmarks", "hostile", "reference", "noxfile.py"]
@@ -153,30 +132,10 @@ def lint(session: nox.Session) -> None:
     session.run("deptry", ".")  # as pyproject.toml's [tool.deptry] says
 
 
-def describe(cell: Cell) -> str:
-    """The answers of ``cell`` in a few words, for the table."""
-    answers = cell.answers
-    name = answers.get("project_name", "My MCP Service")
-    demo = "demo" if answers.get("include_credential_demo", True) else "no demo"
-    auth, licence = answers.get("auth", "oauth"), answers.get("license", "proprietary")
-    return f"Python {cell.python}, {name!r} ({auth}, {demo}, {licence})"
-
-
 @nox.session
 @nox.parametrize("cell", list(WHOLE_SUITE_CELLS), ids=[cell.id for cell in WHOLE_SUITE_CELLS])
-@recorded(
-    lambda cell: (
-        f"{describe(cell)}: the whole runtime suite (its scaffold tests too), lint, "
-        "check (the command), schema (python -m)"
-    )
-)
+@recorded
 def service(session: nox.Session, cell: Cell) -> None:
-    """Render a service for one Python and answer set; run its whole suite and checks.
-
-    Lint, the whole test suite (whose scaffold tests add toolsets and a tool named like the
-    runtime's test modules to a copy of the service, and run its lint, tests and
-    contract), ``check`` through the command and ``schema`` through ``python -m``.
-    """
     session.install(COPIER)
     folder, recorded_answers = render_cell(session, cell)
     slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
@@ -195,23 +154,10 @@ def service(session: nox.Session, cell: Cell) -> None:
 
 
 @nox.session
-@recorded(
-    lambda: (
-        f"each other awkward name ({len(NAME_CELLS)}, two at a time): recorded answers, a "
-        "toolset named like a runtime test, the team's tests and the runtime's name tests, "
-        "the suite collected, lint, check (the command), schema (python -m)"
-    )
-)
+@recorded
 def names(session: nox.Session) -> None:
-    """Render a service for each awkward name of ``NAME_CELLS``; prove it works.
-
-    For each: the recorded answers, ``uv sync``; a toolset named ``serving`` scaffolded (as
-    a runtime test module is named); then, with the whole suite collected, the team's tests
-    (the new ones too) and the runtime's tests that read the name (``NAME_TESTS``); lint,
-    ``check`` through the command and ``schema`` through ``python -m``. The whole suite
-    runs for the name in ``WHOLE_SUITE_CELLS`` (``nox -s service``). Two names run at a
-    time: most of their steps use one core. ``nox -s names -- q long`` runs those only.
-    """
+    # The name of WHOLE_SUITE_CELLS runs in ``nox -s service``. Two names run at a time:
+    # most of their steps use one core. ``nox -s names -- q long`` runs those only.
     session.install(COPIER)
     chosen = [cell for cell in NAME_CELLS if cell.awkward_name in session.posargs]
     unknown = set(session.posargs) - {cell.awkward_name for cell in NAME_CELLS}
@@ -282,18 +228,9 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
 
 
 @nox.session
-@recorded(
-    lambda: (
-        "both eras on one endpoint: the conformance suite, the TypeScript clients (1.x SDK; "
-        "2.x legacy, auto, pinned 2026-07-28), the Python SDK's 2.x client, "
-        "langchain-mcp-adapters' client (mcp 1.x) and langchain.mcp's, the Inspector CLI "
-        "over HTTP and stdio, client setups, the README's dev-token quick start, an error "
-        "answering its call by id, progress and cancellation in both eras, against a "
-        "default render"
-    )
-)
+@recorded
 def clients(session: nox.Session) -> None:
-    """A rendered service against MCP clients nobody here wrote (see clients/)."""
+    # The clients, and the conformance suite's classification, are in clients/.
     # The reference requirements: langchain-mcp-adapters' client, on the SDK's 1.x line.
     session.install(COPIER, "-r", str(ROOT / "reference" / "requirements.txt"))
     folder, recorded_answers = render(session, {})
@@ -306,23 +243,15 @@ def clients(session: nox.Session) -> None:
 
 
 @nox.session
-@recorded(
-    lambda: (
-        "a default render serving tools that misbehave, to clients that break the rules: "
-        "one answer per call and per request with an id (both eras), masking, timeouts, "
-        "bulkheads, shutdown, leaks, logs"
-    )
-)
+@recorded
 def hostile(session: nox.Session) -> None:
-    """A rendered service serving the hostile toolset, against the hostile suite (hostile/).
-
-    The suite runs inside the service, in its own environment, in four workers: it waits on
-    timeouts and grace periods more than it computes; an idle worker takes tests from a busy
-    one (``--dist worksteal``), so the modules with long tests end together. It starts the
-    service's ``serve`` command itself, once per module and setting in each worker. Its
-    modules import ``harness`` from hostile/, so it is collected with the prepend import
-    mode whatever the service's own pytest settings say.
-    """
+    # The hostile toolset and suite are in hostile/. The suite runs inside the service, in its
+    # own environment, in four workers: it waits on timeouts and grace periods more than it
+    # computes; an idle worker takes tests from a busy one (``--dist worksteal``), so the
+    # modules with long tests end together. It starts the service's ``serve`` command itself,
+    # once per module and setting in each worker. Its modules import ``harness`` from
+    # hostile/, so it is collected with the prepend import mode whatever the service's own
+    # pytest settings say.
     session.install(COPIER)
     folder = render_hostile(session)
     with session.chdir(folder):
