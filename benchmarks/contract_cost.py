@@ -48,15 +48,15 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from typing_extensions import TypedDict
 
-from mcp_runtime import ToolError, ToolResult, to_fastmcp
+from mcp_runtime import ToolError, ToolResult, to_mcp_tool
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.tracing import use_tracer_provider
 from mcp_runtime.sdk import MCPServer, SDKTool, served_tools
-from mcp_runtime.serving.http_app import http_app
-from mcp_runtime.serving.server import create_server, state_of
+from mcp_runtime.serving.http_app import build_app
+from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import free_port
 
 GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
@@ -101,12 +101,12 @@ def fastmcp_app(function: Callable[..., Any]) -> Any:
         return None
     server = FastMCP4("fastmcp")
     server.tool(function, name="hello")
-    return server.http_app(path="/mcp", stateless_http=True)
+    return server.build_app(path="/mcp", stateless_http=True)
 
 
 def contract_server(function: Callable[..., Any]) -> MCPServer:
     """The contract path: the same function as a LangChain tool, through the runtime."""
-    return create_server("contract", [Toolset("hello", (tool("hello")(function),))])
+    return build_server([Toolset("hello", (tool("hello")(function),))], name="contract")
 
 
 async def per_call(server: MCPServer, calls: int) -> list[float]:
@@ -253,7 +253,7 @@ class FreeResult(ToolResult):
 
 def answer_checks(function: Callable[[], Any], rows: int, calls: int) -> tuple[float, float]:
     """Seconds per answer of a ``rows``-row result: without the checks, and with them."""
-    contract = to_fastmcp(tool("table")(function)).contract
+    contract = to_mcp_tool(tool("table")(function)).contract
     value = {"message": "m", "rows": [{"name": f"row {n}", "score": n} for n in range(rows)]}
 
     def unchecked() -> None:  # the same answer, built without the checks
@@ -380,7 +380,7 @@ def main() -> None:
 
     print("   of which the client's own check (jsonschema.validate, as the Python SDK runs it)")
     for label, function in (("XResult", greet), ("XResult | ToolError", greet_or_fail)):
-        schema = to_fastmcp(tool("hello")(function)).output_schema
+        schema = to_mcp_tool(tool("hello")(function)).output_schema
         payload = greet("Ada")
         started = time.perf_counter()
         for _ in range(calls):
@@ -389,7 +389,7 @@ def main() -> None:
 
     print("2. startup gate, time per tool, against the SDK's own conversion (no contract)")
     for count in (10, 100, 1000):
-        gate, sdk = gate_per_tool(count, to_fastmcp), gate_per_tool(count, sdk_conversion)
+        gate, sdk = gate_per_tool(count, to_mcp_tool), gate_per_tool(count, sdk_conversion)
         print(
             f"   {count:5d} tools: gate {gate * 1e3:.3f} ms per tool"
             f"   SDK Tool.from_function {sdk * 1e3:.3f} ms   ratio {gate / sdk:.3f}"
@@ -398,13 +398,13 @@ def main() -> None:
     print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
     settings = ServiceSettings(stateless=True, auth="none")
     toolset = Toolset("hello", (tool("hello")(greet_async),))
-    service_app = http_app(create_server("contract", [toolset], settings=settings), settings)
+    process_app = build_app(build_server([toolset], name="contract", settings=settings), settings)
     plain_app = native_server(greet_async).streamable_http_app(stateless_http=True)
     fastmcp = fastmcp_app(greet_async)
     with (
         LocalIssuer() as issuer,
         Served(plain_app) as plain_url,
-        Served(service_app) as url,
+        Served(process_app) as url,
         Served(fastmcp or plain_app) as fastmcp_url,
     ):
         oauth = ServiceSettings(
@@ -414,7 +414,7 @@ def main() -> None:
             oauth_jwks_url=issuer.jwks_url,
             resource_url="http://127.0.0.1/mcp",  # the tokens' audience
         )
-        oauth_app = http_app(create_server("contract", [toolset], settings=oauth), oauth)
+        oauth_app = build_app(build_server([toolset], name="contract", settings=oauth), oauth)
         token = issuer.token(audience=oauth.resource_url, expires_in=3600)
         with Served(oauth_app) as oauth_url:
             fastmcp_runs, plain_runs, service_runs, oauth_runs = interleaved(
@@ -485,9 +485,9 @@ def main() -> None:
             print(
                 f"     {label:8s} {median:8.1f} us per call   ratio {median / medians['off']:.3f}"
             )
-    observed_server = create_server("contract", [toolset], settings=settings)
+    observed_server = build_server([toolset], name="contract", settings=settings)
     state = state_of(observed_server)
-    with Served(http_app(observed_server, settings)) as url:
+    with Served(build_app(observed_server, settings)) as url:
         rates = interleaved(
             rounds,
             observed(lambda: load(url, seconds, 8), state, metrics=False, tracing=None),

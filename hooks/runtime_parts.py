@@ -57,14 +57,18 @@ MOVED = {
     "violations": "contract.violations",
 }
 # Two old modules share their name with the part they moved into: a name that goes on
-# into one of that part's modules (those of this release's runtime, beside this hook) is
-# already in the new layout.
+# into one of that part's modules or packages (those of this release's runtime, beside
+# this hook) is already in the new layout.
 PARTS = Path(__file__).resolve().parent.parent / "template" / "src" / "mcp_runtime"
 PART_MODULES = {
     part: "|".join(
         sorted(
             {new.split(".")[1] for new in MOVED.values() if new.startswith(f"{part}.")}
-            | {module.name.split(".")[0] for module in (PARTS / part).glob("*.py*")}
+            | {
+                module.name.split(".")[0]
+                for module in (PARTS / part).iterdir()
+                if not module.name.startswith("_")
+            }
         )
     )
     for part in ("auth", "serving")

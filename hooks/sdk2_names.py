@@ -9,8 +9,9 @@ Services rendered before the runtime's fixtures moved to its pytest plugin (temp
 0.9) hold a tests/conftest.py, and tests written by that release's scripts/new-toolset,
 that import the server's type from ``mcp.server.fastmcp``: the SDK's 2.x line, which
 the runtime now runs on, removed that module. In the team's tests (tests/, not
-tests/runtime/), that one import line, which the template wrote, becomes the runtime's
-name for the same type (``from mcp_runtime.sdk import FastMCP``), placed among the
+tests/runtime/), that one import line, which the template wrote, imports the same type
+under the same name from the runtime (``from mcp_runtime.sdk import MCPServer as
+FastMCP``: the runtime's own ``FastMCP`` is a former name, which warns), placed among the
 file's runtime imports in sorted order, so the file imports and its lint passes. A
 file without that line is left as it is.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 
 TESTS = Path("tests")
 OLD = "from mcp.server.fastmcp import FastMCP\n"
-NEW = "from mcp_runtime.sdk import FastMCP\n"
+NEW = "from mcp_runtime.sdk import MCPServer as FastMCP\n"
 RUNTIME_IMPORT = re.compile(r"^from (mcp_runtime(?:\.\w+)*) import ")
 
 

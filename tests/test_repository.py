@@ -7,6 +7,7 @@ uv.lock. ``tests/test_update.py`` runs the scheduled template check against a re
 template history.
 """
 
+import ast
 import datetime
 import json
 import re
@@ -265,3 +266,27 @@ def test_template_check_runs_weekly_and_on_demand(rendered: Render) -> None:
     assert check["permissions"] == {"contents": "read", "issues": "write"}
     script = step(check["jobs"]["check"], "check")["run"]
     assert "copier>=9.13,<10' copier check-update --output-format json" in script
+
+
+# docs/runtime.md --------------------------------------------------------------------------
+
+
+def test_every_module_global_the_runtime_sets_is_named_in_docs_runtime() -> None:
+    """docs/runtime.md says what the runtime keeps in module globals: each name that a
+    ``global`` statement of the runtime rebinds is named there, as "`NAME` in `MODULE`"."""
+    runtime = TEMPLATE / "template" / "src" / "mcp_runtime"
+    rebound = {
+        (path.relative_to(runtime).as_posix(), name)
+        for path in runtime.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Global)
+        for name in node.names
+    }
+    assert rebound, "no global statement found: the test reads the wrong folder"
+    page = " ".join((TEMPLATE / "docs" / "runtime.md").read_text().split())
+    missing = [
+        f"`{name}` in `{module}`"
+        for module, name in sorted(rebound)
+        if f"`{name}` in `{module}`" not in page
+    ]
+    assert missing == [], f"docs/runtime.md does not say: {missing}"

@@ -186,10 +186,11 @@ def runtime_differences(service: Path, fresh: Path) -> list[str]:
     return [name for name in names if updated.get(name) != rendered.get(name)]
 
 
-def works_as_the_team_runs_it(service: Path, *runtime_tests: str) -> None:
+def works_as_the_team_runs_it(service: Path, *runtime_tests: str) -> str:
     """``uv sync``; with the whole suite collected, the team's tests and the runtime's gate
     and contract tests (and ``runtime_tests``); ``scripts/lint``. The rest of the runtime's
-    suite is a fresh render's (``runtime_differences``), which the nox matrix runs whole."""
+    suite is a fresh render's (``runtime_differences``), which the nox matrix runs whole.
+    Returns what pytest printed."""
     run(service, "uv", "sync", "--quiet")
     kept = ("tests/runtime/test_contract.py", "tests/runtime/test_contract_snapshot.py")
     kept += runtime_tests
@@ -199,6 +200,7 @@ def works_as_the_team_runs_it(service: Path, *runtime_tests: str) -> None:
     ran = {line.split("::")[0] for line in tested.splitlines() if " PASSED" in line}
     assert set(kept) | {"tests/test_hello.py"} <= ran, tested
     run(service, "scripts/lint")
+    return tested
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -216,8 +218,21 @@ def leftovers(folder: Path) -> list[str]:
 # A team's test on two of the runtime's modules, as the runtime was before its parts.
 TEAM_RUNTIME_TEST = '''"""The team's checks of the runtime it relies on."""
 
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolResult, to_fastmcp
 from mcp_runtime.oauth_testing import LocalIssuer
 from mcp_runtime.tool_threads import default_share
+
+
+@tool
+def ping() -> ToolResult:
+    """Answer at once."""
+    return ToolResult(message="pong")
+
+
+def test_a_tool_converted_by_a_former_name_keeps_its_contract() -> None:
+    assert to_fastmcp(ping).output_schema["required"] == ["message"]
 
 
 def test_the_test_issuer_serves_on_loopback() -> None:
@@ -282,7 +297,10 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     # Its test on the runtime's modules imports them from their parts (hooks/runtime_parts.py).
     assert (service / "tests/test_team_runtime.py").read_text() == TEAM_RUNTIME_TEST_AFTER
     assert runtime_differences(service, render_like(template_repo, service)) == []
-    works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
+    tested = works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
+    # Its test of a former name of the runtime passes, warned of the new name.
+    assert "test_a_tool_converted_by_a_former_name_keeps_its_contract PASSED" in tested
+    assert "DeprecationWarning: to_fastmcp is now to_mcp_tool" in tested
     # The team's lock is never merged with the template's (which conflicts once the SDK's
     # line changes): `uv sync`, the README's next step, moved it to the new requirements,
     # so CI's `uv sync --locked` installs what it pins.
@@ -375,7 +393,7 @@ def test_edit_to_a_runtime_module_follows_it_into_its_part(
 
 # A team's work on a service rendered at 0.9.0, before the runtime's tests moved.
 SDK1_IMPORT = "from mcp.server.fastmcp import FastMCP\n"
-SDK2_NAME = "from mcp_runtime.sdk import FastMCP\n"
+SDK2_NAME = "from mcp_runtime.sdk import MCPServer as FastMCP\n"
 BUILD_SERVER = "from mcp_runtime import build_server\n"
 TESTING = "from mcp_runtime.testing import connect\n"
 TEAM_HELLO_TEST = """

@@ -27,7 +27,7 @@ try:
     from mcp_runtime.auth.oauth import Caller, current_caller, using_caller
     from mcp_runtime.auth.request_headers import request_header, using_headers
     from mcp_runtime.config.settings import ServiceSettings, current_settings, using_settings
-    from mcp_runtime.contract.gate import to_fastmcp
+    from mcp_runtime.contract.gate import to_fastmcp, to_mcp_tool
     from mcp_runtime.contract.tool_metadata import tool_metadata
     from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
     from mcp_runtime.contract.violations import ContractError, ContractViolation
@@ -52,6 +52,7 @@ __all__ = [
     "report_progress",
     "request_header",
     "to_fastmcp",
+    "to_mcp_tool",
     "tool_metadata",
     "using_caller",
     "using_headers",

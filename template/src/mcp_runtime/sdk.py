@@ -8,10 +8,11 @@ revision and the access token the SDK verified. Protocol types (``mcp.types``) a
 the client side are public and stable, and are imported where they are used.
 """
 
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.middleware.bearer_auth import (
@@ -40,7 +41,6 @@ __all__ = [
     "AccessToken",
     "AuthSettings",
     "BearerCheck",
-    "FastMCP",
     "MCPServer",
     "SDKTool",
     "SDKToolError",
@@ -62,8 +62,24 @@ __all__ = [
     "without_sdk_spans",
 ]
 
-# The server's name before the SDK's 2.x line: a service's tests may still annotate with it.
-FastMCP = MCPServer
+if TYPE_CHECKING:
+    # The server's name before the SDK's 2.x line, which a service's tests may still
+    # annotate with; it warns when used (``__getattr__``).
+    FastMCP = MCPServer
+
+
+def __getattr__(name: str) -> object:
+    if name == "FastMCP":
+        warnings.warn(
+            "mcp_runtime.sdk.FastMCP is the MCP SDK 1.x name of the server: use MCPServer "
+            "(from mcp_runtime.testing in tests); the old name will be removed in a later "
+            "release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MCPServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "mcp_runtime_request", default=None

@@ -1,4 +1,4 @@
-"""``python -m`` entry: the service's command line (serve, check, schema)."""
+"""``python -m`` entry: the service's command line, as its console script runs it."""
 
 from mcp_runtime.serving.cli import main
 

@@ -21,9 +21,9 @@ from mcp_runtime import ToolResult, report_progress
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
-from mcp_runtime.serving.http_app import ServiceApp, http_app
+from mcp_runtime.serving.http_app import ServiceApp, build_app
 from mcp_runtime.serving.processes import serve
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 
 POLL_SECONDS = 0.02
 
@@ -80,7 +80,7 @@ def app() -> ServiceApp:
     configure_logging(settings.log_level, settings.log_format)
     chosen = settings.toolsets or ("slow",)
     toolsets = [toolset for toolset in TOOLSETS if toolset.name in chosen]
-    return http_app(create_server("slow-service", toolsets, settings=settings), settings)
+    return build_app(build_server(toolsets, name="slow-service", settings=settings), settings)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ from mcp_runtime.config.settings import (
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.serving.cli import main
-from mcp_runtime.serving.http_app import http_app
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.http_app import build_app
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import connect, connect_http, free_port, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -85,9 +85,11 @@ class Served:
             resource_url=self.url,
             **settings,
         )
-        server = create_server("auth", [Toolset("auth", (caller, greet))], settings=self.settings)
+        server = build_server(
+            [Toolset("auth", (caller, greet))], name="auth", settings=self.settings
+        )
         config = uvicorn.Config(
-            http_app(server, self.settings), host="127.0.0.1", port=self.port, log_level="warning"
+            build_app(server, self.settings), host="127.0.0.1", port=self.port, log_level="warning"
         )
         self.uvicorn = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
@@ -338,7 +340,7 @@ async def test_a_tool_refuses_a_caller_without_its_scopes(
 
 
 async def test_local_calls_are_not_checked() -> None:
-    server = create_server("auth", [Toolset("auth", (caller, greet))])
+    server = build_server([Toolset("auth", (caller, greet))], name="auth")
     async with connect(server) as session:
         local = await session.call_tool("greet", {})
         nobody = await session.call_tool("caller", {})
@@ -347,7 +349,7 @@ async def test_local_calls_are_not_checked() -> None:
 
 
 async def test_using_caller_serves_direct_calls_and_their_scopes_are_checked() -> None:
-    server = create_server("auth", [Toolset("auth", (caller, greet))])
+    server = build_server([Toolset("auth", (caller, greet))], name="auth")
     bob = Caller(subject="bob", scopes=frozenset({"profile"}))
     with using_caller(bob):
         refused = await server.call_tool("greet", {})

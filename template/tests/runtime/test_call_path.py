@@ -19,13 +19,13 @@ from typing_extensions import TypedDict
 
 from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.config.settings import ServiceSettings
-from mcp_runtime.contract.gate import to_fastmcp
+from mcp_runtime.contract.gate import to_mcp_tool
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool, ToolCaller
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
 from mcp_runtime.sdk import MCPServer, func_metadata, json_text_keys, pre_parse_json
-from mcp_runtime.serving.server import create_server, state_of
+from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -72,11 +72,13 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def call(tool: BaseTool, arguments: dict[str, Any] | None = None, **policy: Any) -> Any:
-    return await to_fastmcp(tool, policy=CallPolicy(**policy)).run(arguments or {})
+    return await to_mcp_tool(tool, policy=CallPolicy(**policy)).run(arguments or {})
 
 
 def server_of(*tools: BaseTool, **settings: Any) -> MCPServer:
-    return create_server("calls", [Toolset("calls", tools)], settings=ServiceSettings(**settings))
+    return build_server(
+        [Toolset("calls", tools)], name="calls", settings=ServiceSettings(**settings)
+    )
 
 
 def outcomes(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
@@ -364,7 +366,7 @@ async def test_a_call_past_its_deadline_waiting_for_a_thread_says_so() -> None:
 
         held = StructuredTool.from_function(hold, name="shared", description="Hold a thread.")
         policy = CallPolicy(timeout=timeout)
-        return to_fastmcp(tool_metadata(max_threads=1)(held), policy=policy, state=state)
+        return to_mcp_tool(tool_metadata(max_threads=1)(held), policy=policy, state=state)
 
     patient, hasty = shared(30), shared(0.2)
     try:
@@ -404,7 +406,7 @@ async def test_a_call_cut_short_by_shutdown_answers(caplog: pytest.LogCaptureFix
         return ToolResult(message="done")
 
     caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
-    converted = to_fastmcp(slow)
+    converted = to_mcp_tool(slow)
     answers: list[CallToolResult] = []
 
     async def calling() -> None:
@@ -435,7 +437,7 @@ async def test_a_call_whose_client_left_logs_cancelled(caplog: pytest.LogCapture
         return ToolResult(message="done")
 
     caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
-    converted = to_fastmcp(slow)
+    converted = to_mcp_tool(slow)
     async with anyio.create_task_group() as group:
         group.start_soon(converted.run, {})
         await started.wait()
@@ -694,7 +696,7 @@ JSON_TEXT_CASES = [
 
 @pytest.mark.parametrize("arguments", JSON_TEXT_CASES)
 def test_json_text_in_arguments_is_decoded_as_the_sdk_decodes_it(arguments: dict[str, Any]) -> None:
-    metadata = [tool.fn_metadata for tool in map(to_fastmcp, PARSED_TOOLS.values())]
+    metadata = [tool.fn_metadata for tool in map(to_mcp_tool, PARSED_TOOLS.values())]
     metadata.append(func_metadata(CrossedAliases, {}))
     for tool_metadata_ in metadata:
         keys = json_text_keys(tool_metadata_.arg_model)
@@ -753,7 +755,7 @@ async def test_a_tool_declares_its_own_share_of_the_threads() -> None:
             release.wait(30)
         return ToolResult(message="done")
 
-    converted = to_fastmcp(single, policy=CallPolicy(timeout=0.2))
+    converted = to_mcp_tool(single, policy=CallPolicy(timeout=0.2))
     try:
         hung = await converted.run({"wait": True})
         refused = await converted.run({"wait": False})

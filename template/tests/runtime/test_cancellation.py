@@ -30,7 +30,7 @@ from mcp_runtime import ToolResult
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.execution.in_flight import InFlight
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import RunningServer, Session, connect, run_server
 
 pytestmark = pytest.mark.anyio
@@ -180,7 +180,7 @@ async def gives_up_once_started(session: Session, tool: str) -> None:
 
 async def test_a_cancelled_async_tool_stops_in_memory(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_runtime.calls")
-    server = create_server("cancelling", [Toolset("cancelling", (wait_forever,))])
+    server = build_server([Toolset("cancelling", (wait_forever,))], name="cancelling")
     async with connect(server) as session:
         await gives_up_once_started(session, "wait_forever")
         await eventually(stopped.is_set, "the tool stopped")
@@ -191,7 +191,7 @@ async def test_a_cancelled_sync_tool_is_abandoned_in_memory(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="mcp_runtime")
-    server = create_server("cancelling", [Toolset("cancelling", (wait_in_thread,))])
+    server = build_server([Toolset("cancelling", (wait_in_thread,))], name="cancelling")
     async with connect(server) as session:
         await gives_up_once_started(session, "wait_in_thread")
         await eventually(lambda: bool(outcomes(caplog)), "the call's line")

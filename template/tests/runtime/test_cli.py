@@ -1,7 +1,9 @@
 """The command line: serve, check, schema and contract, and its messages on bad input."""
 
 import gc
+import importlib
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,7 +15,7 @@ import pytest
 
 from mcp_runtime import ToolError
 from mcp_runtime.contract.snapshot import SNAPSHOT, read_snapshot, render
-from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError
+from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError, find_service
 from mcp_runtime.serving import cli
 
 GOOD_TOOLSET = '''
@@ -164,6 +166,21 @@ def test_a_tool_left_out_of_tools_is_named_by_check_and_at_startup(
     assert output.err.count(warning) == 1, output.err
     assert "`_draft`" not in output.err
     assert "borrowing" not in output.err
+
+
+def test_the_docstrings_name_every_command_or_none() -> None:
+    """The command line's docstring names each of its commands; the ``python -m`` entries
+    name none, so that none goes stale."""
+    import mcp_runtime.__main__ as runtime_main
+
+    package = find_service().toolsets_package.split(".")[0]
+    service_main = importlib.import_module(f"{package}.__main__")
+    parser = cli._parser("service")
+    commands = {name for action in parser._actions if action.choices for name in action.choices}
+    named = set(re.findall(r"``([a-z-]+)``", cli.__doc__ or ""))
+    assert named >= commands, "the command line's docstring misses a command"
+    for entry in (runtime_main, service_main):
+        assert not set(re.findall(r"\b[a-z-]+\b", entry.__doc__ or "")) & commands
 
 
 def test_schema_prints_tools_list(sample_service: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from langchain_core.tools import BaseTool
 
-from mcp_runtime import build_server, to_fastmcp
+from mcp_runtime import build_server, to_mcp_tool
 from mcp_runtime.contract.gate import RULES, toolset_violations
 from mcp_runtime.contract.toolsets import Toolset, find_service
 from mcp_runtime.sdk import served_tool_names
@@ -25,7 +25,7 @@ def test_every_toolset_loads() -> None:
     ids=lambda item: item.name,
 )
 def test_tool_keeps_the_contract(toolset: Toolset, tool: BaseTool) -> None:
-    converted = to_fastmcp(tool, toolset=toolset.name)
+    converted = to_mcp_tool(tool, toolset=toolset.name)
     assert converted.output_schema is not None
     assert converted.output_schema["type"] == "object"
 

@@ -8,7 +8,7 @@ from langchain_core.tools import tool
 from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.contract.snapshot import Difference, compare, live_contract, render, report
 from mcp_runtime.contract.toolsets import Toolset
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 
 STRING = {"title": "Name", "type": "string"}
 MESSAGE: dict[str, Any] = {"title": "Message", "type": "string"}
@@ -380,7 +380,7 @@ def test_the_recorded_contract_holds_each_tools_metadata() -> None:
         """Name a city."""
         return ToolResult(message=city)
 
-    server = create_server("recorded", [Toolset("cities", (plain_city, find_city))])
+    server = build_server([Toolset("cities", (plain_city, find_city))], name="recorded")
     recorded = live_contract(server)["tools"]
     assert [{k: v for k, v in e.items() if "Schema" not in k} for e in recorded] == [
         {

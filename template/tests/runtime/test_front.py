@@ -29,7 +29,7 @@ from mcp_runtime.serving.front.posted import Posted
 from mcp_runtime.serving.front.probes import Probes
 from mcp_runtime.serving.front.scrapes import Scrapes
 from mcp_runtime.serving.http_app import MCP_PATH, front
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import LocalIssuer
 
 pytestmark = pytest.mark.anyio
@@ -227,7 +227,7 @@ async def test_authentication_refuses_a_post_without_a_token_and_keeps_a_verifie
             for name, value in oauth_issuer.environment(resource).items()
         }
     )
-    server = create_server("auth", [Toolset("auth", (ping,))], settings=settings)
+    server = build_server([Toolset("auth", (ping,))], name="auth", settings=settings)
     downstream = Downstream()
     part = Authentication(downstream, bearer=bearer_check(server), path=MCP_PATH)
     refused = await request(part, "POST", MCP_PATH, b"{}")
@@ -398,7 +398,7 @@ async def test_cancel_matching_cancels_the_call_a_2025_cancel_names(
 
 def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
     settings = ServiceSettings(auth="none")
-    server = create_server("front", [Toolset("front", (ping,))], settings=settings)
+    server = build_server([Toolset("front", (ping,))], name="front", settings=settings)
     parts: list[object] = [part.cls for part in front(server, settings, ServiceState(settings))]
     assert parts == [
         Probes,

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import AwareDatetime, BaseModel
 from typing_extensions import TypedDict
 
-from mcp_runtime import ContractError, ToolError, ToolResult, to_fastmcp
+from mcp_runtime import ContractError, ToolError, ToolResult, to_mcp_tool
 from mcp_runtime.contract.gate import convert_toolsets, tool_violations
 from mcp_runtime.contract.toolsets import Toolset
 
@@ -98,7 +98,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def call(tool: BaseTool, arguments: dict[str, Any] | None = None) -> CallToolResult:
-    result = await to_fastmcp(tool).run(arguments or {})
+    result = await to_mcp_tool(tool).run(arguments or {})
     assert isinstance(result, CallToolResult)
     return result
 
@@ -107,17 +107,17 @@ async def call(tool: BaseTool, arguments: dict[str, Any] | None = None) -> CallT
 
 
 def test_schema_of_result_or_error_is_an_object_with_both_arms() -> None:
-    schema = to_fastmcp(tool_returning(None)).output_schema
+    schema = to_mcp_tool(tool_returning(None)).output_schema
     assert schema == {"type": "object", "oneOf": [ITEM_RESULT_SCHEMA, TOOL_ERROR_SCHEMA]}
 
 
 def test_schema_of_result_alone_is_the_result_type() -> None:
-    schema = to_fastmcp(tool_returning(None, ItemResult)).output_schema
+    schema = to_mcp_tool(tool_returning(None, ItemResult)).output_schema
     assert schema == ITEM_RESULT_SCHEMA
 
 
 def test_schema_of_bare_tool_result() -> None:
-    schema = to_fastmcp(tool_returning(None, ToolResult)).output_schema
+    schema = to_mcp_tool(tool_returning(None, ToolResult)).output_schema
     assert schema == {
         "description": "A tool's successful answer: ``message`` is the human-readable answer.",
         "properties": {"message": {"title": "Message", "type": "string"}},
@@ -128,25 +128,25 @@ def test_schema_of_bare_tool_result() -> None:
 
 
 def test_schema_is_never_wrapped_in_result() -> None:
-    schema = to_fastmcp(tool_returning(None, ItemResult)).output_schema
+    schema = to_mcp_tool(tool_returning(None, ItemResult)).output_schema
     assert schema is not None
     assert "result" not in schema.get("properties", {})
 
 
 def test_schema_has_no_null_padding() -> None:
-    text = json.dumps(to_fastmcp(tool_returning(None)).output_schema)
+    text = json.dumps(to_mcp_tool(tool_returning(None)).output_schema)
     assert '"null"' not in text
     assert '"default"' not in text
 
 
 def test_schema_is_valid_draft_2020_12() -> None:
-    schema = to_fastmcp(tool_returning(None)).output_schema
+    schema = to_mcp_tool(tool_returning(None)).output_schema
     assert schema is not None
     Draft202012Validator.check_schema(schema)
 
 
 def test_recursive_result_keeps_its_definitions() -> None:
-    schema = to_fastmcp(tool_returning(None, TreeResult)).output_schema
+    schema = to_mcp_tool(tool_returning(None, TreeResult)).output_schema
     assert schema is not None
     children = {"items": {"$ref": "#/$defs/Node"}, "title": "Children", "type": "array"}
     assert schema["properties"]["root"]["properties"]["children"] == children
@@ -179,7 +179,7 @@ def test_description_is_the_docstring_without_indentation() -> None:
         """
         return ToolResult(message="done")
 
-    converted = to_fastmcp(documented)
+    converted = to_mcp_tool(documented)
     assert converted.description == "Do one thing.\n\nUse it when asked; it takes no argument."
     assert converted.parameters["description"] == converted.description
 

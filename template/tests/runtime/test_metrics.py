@@ -32,8 +32,8 @@ from mcp_runtime.observability.metrics import (
     SharedCalls,
 )
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.serving.http_app import ServiceApp, http_app
-from mcp_runtime.serving.server import create_server, state_of
+from mcp_runtime.serving.http_app import ServiceApp, build_app
+from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -93,8 +93,8 @@ async def scrape(app: ServiceApp) -> Samples:
 
 
 def served(*tools: BaseTool, settings: ServiceSettings) -> tuple[MCPServer, ServiceApp]:
-    server = create_server("metrics", [Toolset("metrics", tools)], settings=settings)
-    return server, http_app(server, settings)
+    server = build_server([Toolset("metrics", tools)], name="metrics", settings=settings)
+    return server, build_app(server, settings)
 
 
 def eventually(check: Callable[[], Any], what: str) -> Any:

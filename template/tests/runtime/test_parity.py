@@ -13,9 +13,9 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field, field_validator
 
-from mcp_runtime import ToolResult, to_fastmcp
+from mcp_runtime import ToolResult, to_mcp_tool
 from mcp_runtime.contract.toolsets import Toolset
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -157,7 +157,7 @@ def over_mcp(result: CallToolResult) -> tuple[bool, Any]:
 async def test_a_tool_answers_over_mcp_as_in_process(
     tool: BaseTool, arguments: dict[str, Any]
 ) -> None:
-    server = create_server("parity", [Toolset("parity", (tool,))])
+    server = build_server([Toolset("parity", (tool,))], name="parity")
     async with connect(server) as session:
         answer = await session.call_tool(tool.name, arguments)
     failed, value = await in_process(tool, arguments)
@@ -171,7 +171,7 @@ async def test_a_tool_answers_over_mcp_as_in_process(
 
 
 async def test_validators_of_the_args_schema_run_over_mcp() -> None:
-    server = create_server("parity", [Toolset("parity", (shout, bounded))])
+    server = build_server([Toolset("parity", (shout, bounded))], name="parity")
     async with connect(server) as session:
         shouted = await session.call_tool("shout", {"name": "ada"})
         blank = await session.call_tool("shout", {"name": " "})
@@ -187,7 +187,7 @@ async def test_validators_of_the_args_schema_run_over_mcp() -> None:
 
 
 async def test_a_runnable_config_parameter_is_injected_and_never_advertised() -> None:
-    server = create_server("parity", [Toolset("parity", (configured,))])
+    server = build_server([Toolset("parity", (configured,))], name="parity")
     async with connect(server) as session:
         listing = await session.list_tools()
         answer = await session.call_tool("configured", {"name": "Ada"})
@@ -277,13 +277,13 @@ def wire(entry: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("tool", SCHEMA_CORPUS, ids=lambda tool: tool.name)
 def test_a_tool_is_listed_as_langchain_mcp_adapters_lists_it(tool: BaseTool) -> None:
-    ours, theirs = to_fastmcp(tool), upstream(tool.name)
+    ours, theirs = to_mcp_tool(tool), upstream(tool.name)
     assert ours.parameters == theirs["inputSchema"]
     assert ours.description == inspect.cleandoc(theirs["description"])
 
 
 async def test_clients_list_every_tool_as_the_upstream_conversion_serves_it() -> None:
-    server = create_server("parity", [Toolset("parity", tuple(SCHEMA_CORPUS))])
+    server = build_server([Toolset("parity", tuple(SCHEMA_CORPUS))], name="parity")
     async with connect(server) as session:
         tools = (await session.list_tools()).tools
     listed = {
@@ -300,7 +300,7 @@ async def test_clients_list_every_tool_as_the_upstream_conversion_serves_it() ->
 
 
 async def test_every_tool_is_listed_with_a_title_and_every_hint_upstream_leaves_out() -> None:
-    server = create_server("parity", [Toolset("parity", (shout, handled))])
+    server = build_server([Toolset("parity", (shout, handled))], name="parity")
     async with connect(server) as session:
         tools = (await session.list_tools()).tools
     assert [(entry.title, entry.annotations) for entry in tools] == [

@@ -21,7 +21,7 @@ from mcp_runtime import ToolResult, report_progress
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.progress import CallProgress, reporting_progress
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import RunningServer, connect, connect_http, run_server
 
 pytestmark = pytest.mark.anyio
@@ -70,7 +70,7 @@ TOOLSET = Toolset("counting", (count_up, count_up_thread, count_down, plain))
 
 @pytest.fixture
 def counting_server() -> MCPServer:
-    return create_server("counting", [TOOLSET])
+    return build_server([TOOLSET], name="counting")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from langchain_core.tools import StructuredTool
 from mcp.types import CallToolResult
 from typing_extensions import TypedDict
 
-from mcp_runtime import ToolError, ToolResult, to_fastmcp
+from mcp_runtime import ToolError, ToolResult, to_mcp_tool
 
 EXAMPLES = settings(
     max_examples=400,
@@ -222,7 +222,7 @@ def test_every_answer_keeps_the_advertised_schema(
 ) -> None:
     result_class, returned, expected = case
     annotation = result_class | ToolError if with_error_arm else result_class
-    converted = to_fastmcp(tool_returning(returned, annotation))
+    converted = to_mcp_tool(tool_returning(returned, annotation))
     schema = converted.output_schema
     assert schema is not None
     Draft202012Validator.check_schema(schema)
@@ -252,7 +252,7 @@ def nesting(value: Any) -> int:
 @EXAMPLES
 @given(st.one_of(TEXT, st.integers(), st.none(), NOT_JSON, st.lists(TEXT, max_size=2)))
 def test_a_tool_error_is_sent_only_when_it_is_one(detail: Any) -> None:
-    converted = to_fastmcp(tool_returning(None, ToolResult | ToolError))
+    converted = to_mcp_tool(tool_returning(None, ToolResult | ToolError))
     schema = converted.output_schema
     assert schema is not None
     result = converted.contract.to_call_result({"error": "not_found", "detail": detail})

@@ -13,8 +13,8 @@ from langchain_core.tools import tool
 
 from mcp_runtime import ToolResult, request_header, using_headers
 from mcp_runtime.contract.toolsets import Toolset
-from mcp_runtime.serving.http_app import http_app
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.http_app import build_app
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import connect_http, free_port
 
 pytestmark = pytest.mark.anyio
@@ -40,8 +40,8 @@ async def caller() -> CallerResult:
 def url() -> Iterator[str]:
     """A real uvicorn server on a loopback port serving the ``caller`` tool."""
     port = free_port()
-    server = create_server("headers", [Toolset("headers", (caller,))])
-    config = uvicorn.Config(http_app(server), host="127.0.0.1", port=port, log_level="warning")
+    server = build_server([Toolset("headers", (caller,))], name="headers")
+    config = uvicorn.Config(build_app(server), host="127.0.0.1", port=port, log_level="warning")
     uvicorn_server = uvicorn.Server(config)
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()

@@ -31,9 +31,9 @@ from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_set
 from mcp_runtime.contract.toolsets import Toolset, find_service
 from mcp_runtime.observability.logs import JsonFormatter
 from mcp_runtime.serving import cli
-from mcp_runtime.serving.http_app import http_app, service_app
+from mcp_runtime.serving.http_app import build_app, process_app
 from mcp_runtime.serving.processes import ServingConfig, Supervisor
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -57,10 +57,10 @@ class ThreadedServer:
     """A real uvicorn server on a loopback port, in a thread, serving the ``nap`` tool."""
 
     def __init__(self, settings: ServiceSettings) -> None:
-        server = create_server("serving", [Toolset("serving", (nap,))], settings=settings)
+        server = build_server([Toolset("serving", (nap,))], name="serving", settings=settings)
         self.port = free_port()
         config = uvicorn.Config(
-            http_app(server),
+            build_app(server),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",
@@ -223,7 +223,7 @@ def test_health_and_readiness_endpoints() -> None:
 
 
 async def test_not_ready_until_the_app_has_started() -> None:
-    app = http_app(create_server("serving", [Toolset("serving", (nap,))]))
+    app = build_app(build_server([Toolset("serving", (nap,))], name="serving"))
     transport = httpx.ASGITransport(app=app)  # no lifespan: the app never starts
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         ready = await client.get("/readyz")
@@ -572,7 +572,7 @@ def test_the_supervisor_lets_go_of_the_listening_socket_once_it_stops_the_worker
     # Else the socket outlives the last worker, and a client that connects then is queued,
     # unanswered, until the supervisor exits (and dropped), not refused at once.
     settings = ServiceSettings(workers=2, port=free_port())
-    config = ServingConfig(functools.partial(service_app, settings), settings)
+    config = ServingConfig(functools.partial(process_app, settings), settings)
     handlers = {number: signal.getsignal(number) for number in SUPERVISOR_SIGNALS}
     listening = config.bind_socket()
     try:

@@ -10,13 +10,13 @@ import httpx
 import pytest
 from langchain_core.tools import tool
 
-from mcp_runtime import ToolResult, to_fastmcp
+from mcp_runtime import ToolResult, to_mcp_tool
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.serving.http_app import ServiceApp, http_app
-from mcp_runtime.serving.server import create_server, state_of
+from mcp_runtime.serving.http_app import ServiceApp, build_app
+from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -30,8 +30,8 @@ def ping() -> ToolResult:
 
 def service(name: str, **settings: object) -> tuple[MCPServer, ServiceApp]:
     chosen = ServiceSettings(**settings)  # type: ignore[arg-type]
-    server = create_server(name, [Toolset(name, (ping,))], settings=chosen)
-    app = http_app(server, chosen)
+    server = build_server([Toolset(name, (ping,))], name=name, settings=chosen)
+    app = build_app(server, chosen)
     app.ready = True  # as once the app has started
     return server, app
 
@@ -66,9 +66,9 @@ async def test_two_services_in_one_process_share_nothing() -> None:
 
 def test_a_server_and_its_app_serve_one_state() -> None:
     state = ServiceState(ServiceSettings(tool_threads=2))
-    server = create_server("given", [Toolset("given", (ping,))], state=state)
+    server = build_server([Toolset("given", (ping,))], name="given", state=state)
     assert state_of(server) is state
-    assert http_app(server).state is state
+    assert build_app(server).state is state
     assert ServiceState().threads.size == ServiceSettings.model_construct().tool_threads
 
 
@@ -78,6 +78,6 @@ def test_a_server_whose_tools_run_with_two_states_is_refused() -> None:
         """Answer at once."""
         return ToolResult(message="ping")
 
-    server = MCPServer("mixed", tools=[to_fastmcp(ping), to_fastmcp(pong)])
+    server = MCPServer("mixed", tools=[to_mcp_tool(ping), to_mcp_tool(pong)])
     with pytest.raises(ValueError, match=r"^the tools of server 'mixed' run with 2 different "):
-        http_app(server)
+        build_app(server)

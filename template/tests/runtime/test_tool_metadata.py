@@ -5,11 +5,11 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool, tool
 
-from mcp_runtime import ToolResult, to_fastmcp, tool_metadata
+from mcp_runtime import ToolResult, to_mcp_tool, tool_metadata
 from mcp_runtime.contract.gate import tool_violations
 from mcp_runtime.contract.tool_metadata import title_of
 from mcp_runtime.contract.toolsets import Toolset
-from mcp_runtime.serving.server import create_server
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +68,7 @@ by_hand.metadata = {
 
 async def listing(*tools: BaseTool) -> dict[str, dict[str, Any]]:
     """Each tool's tools/list entry, as a client reads it, without its schemas."""
-    server = create_server("metadata", [Toolset("metadata", tools)])
+    server = build_server([Toolset("metadata", tools)], name="metadata")
     async with connect(server) as session:
         listed = (await session.list_tools()).tools
     return {
@@ -119,7 +119,7 @@ async def test_the_plain_dict_form_is_read_as_the_decorator_writes_it() -> None:
         "title": "By hand",
         "annotations": {**SPEC_DEFAULTS, "idempotentHint": True},
     }
-    assert to_fastmcp(by_hand).scopes == ("cities",)
+    assert to_mcp_tool(by_hand).scopes == ("cities",)
     assert by_hand.metadata is not None
     assert by_hand.metadata["other"] == "kept"
 
@@ -129,8 +129,8 @@ def test_the_decorator_records_only_what_is_declared() -> None:
 
 
 def test_scopes_reach_the_served_tool_once_each() -> None:
-    assert to_fastmcp(get_forecast).scopes == ("forecasts:read", "cities")
-    assert to_fastmcp(delete_city).scopes == ()
+    assert to_mcp_tool(get_forecast).scopes == ("forecasts:read", "cities")
+    assert to_mcp_tool(delete_city).scopes == ()
 
 
 @pytest.mark.parametrize(

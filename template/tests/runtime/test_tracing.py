@@ -38,8 +38,8 @@ from mcp_runtime.observability.tracing import (
     start_call_span,
 )
 from mcp_runtime.sdk import MCPServer
-from mcp_runtime.serving.http_app import http_app
-from mcp_runtime.serving.server import build_server, create_server
+from mcp_runtime.serving.http_app import build_app
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import connect, connect_http, free_port, run_server
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +104,7 @@ TOOLS = (sync_span, async_span, refuse, crash, wait)
 def traced() -> MCPServer:
     """A server of the test's tools, errors unmasked (so messages hold the argument)."""
     settings = ServiceSettings(auth="none", mask_errors=False)
-    return create_server("traced", [Toolset("traced", TOOLS)], settings=settings)
+    return build_server([Toolset("traced", TOOLS)], name="traced", settings=settings)
 
 
 def attribute_text(span: ReadableSpan) -> str:
@@ -200,7 +200,7 @@ class InProcess:
 
     def __init__(self, server: MCPServer) -> None:
         self.port = free_port()
-        app = http_app(server, ServiceSettings(auth="none"))
+        app = build_app(server, ServiceSettings(auth="none"))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.uvicorn = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)

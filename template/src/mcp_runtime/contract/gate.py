@@ -2,7 +2,7 @@
 
 Each rule is one function returning the violations it finds (:data:`RULES` names
 them all; the rule table in the service's ``docs/typed-returns.md`` is tested against
-it). :func:`to_fastmcp` runs every rule on one LangChain tool and builds the served
+it). :func:`to_mcp_tool` runs every rule on one LangChain tool and builds the served
 tool from what the rules derived (each model and schema is built once);
 :func:`convert_toolsets` does so for a whole service, so a server whose tools break the
 contract never starts: the error lists every violation at once, each with its fix.
@@ -19,7 +19,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langchain_core.tools.base import _is_injected_arg_type, get_all_basemodel_annotations
 from pydantic import BaseModel
-from typing_extensions import is_typeddict
+from typing_extensions import deprecated, is_typeddict
 
 from mcp_runtime.contract.output_contract import (
     OutputContract,
@@ -40,6 +40,7 @@ __all__ = [
     "convert_toolsets",
     "duplicate_name_violations",
     "to_fastmcp",
+    "to_mcp_tool",
     "tool_violations",
     "toolset_violations",
 ]
@@ -339,14 +340,15 @@ def check_metadata(candidate: Candidate) -> tuple[ToolMetadata, list[ContractVio
 # The conversion -------------------------------------------------------------------------
 
 
-def to_fastmcp(
+def to_mcp_tool(
     tool: BaseTool,
     *,
     toolset: str | None = None,
     policy: CallPolicy | None = None,
     state: ServiceState | None = None,
 ) -> ContractTool:
-    """Convert a LangChain tool to a FastMCP tool that enforces its return contract.
+    """Convert a LangChain tool to a tool of the MCP SDK's server (``MCPServer``) that
+    enforces its return contract.
 
     Its calls run with ``state`` (the threads, calls and metrics of the service that
     serves it; a state of its own when None). Raises :class:`ContractError` listing
@@ -393,6 +395,21 @@ def to_fastmcp(
     )
 
 
+@deprecated(
+    "to_fastmcp is now to_mcp_tool: it returns a tool of the MCP SDK's MCPServer (the name "
+    "came from langchain-mcp-adapters); the old name will be removed in a later release"
+)
+def to_fastmcp(
+    tool: BaseTool,
+    *,
+    toolset: str | None = None,
+    policy: CallPolicy | None = None,
+    state: ServiceState | None = None,
+) -> ContractTool:
+    """The former name of :func:`to_mcp_tool`, which it calls."""
+    return to_mcp_tool(tool, toolset=toolset, policy=policy, state=state)
+
+
 def convert_toolsets(
     toolsets: Sequence[Toolset],
     *,
@@ -412,7 +429,9 @@ def convert_toolsets(
                 continue  # a duplicate name: reported above
             served.add(tool.name)
             try:
-                converted.append(to_fastmcp(tool, toolset=toolset.name, policy=policy, state=state))
+                converted.append(
+                    to_mcp_tool(tool, toolset=toolset.name, policy=policy, state=state)
+                )
             except ContractError as exc:
                 found.extend(exc.violations)
     if found:
@@ -423,7 +442,7 @@ def convert_toolsets(
 def tool_violations(tool: BaseTool, *, toolset: str | None = None) -> list[ContractViolation]:
     """Every contract rule ``tool`` breaks; empty when it can be served."""
     try:
-        to_fastmcp(tool, toolset=toolset)
+        to_mcp_tool(tool, toolset=toolset)
     except ContractError as exc:
         return list(exc.violations)
     return []

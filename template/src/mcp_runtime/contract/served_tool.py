@@ -150,7 +150,7 @@ class ToolCaller:
 class ContractTool(SDKTool):
     """An MCP SDK tool that answers every call as its :class:`OutputContract` says.
 
-    Built by the gate (:func:`mcp_runtime.contract.gate.to_fastmcp`), complete when constructed.
+    Built by the gate (:func:`mcp_runtime.contract.gate.to_mcp_tool`), complete when constructed.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -41,7 +41,7 @@ from mcp_runtime.contract.violations import ContractError
 from mcp_runtime.observability.logs import configure_logging
 from mcp_runtime.observability.tracing import check_tracing_settings, configure_tracing
 from mcp_runtime.serving import processes
-from mcp_runtime.serving.http_app import MCP_PATH, service_app
+from mcp_runtime.serving.http_app import MCP_PATH, process_app
 from mcp_runtime.serving.server import UnknownToolsetError, build_server
 
 __all__ = ["main"]
@@ -219,9 +219,9 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if settings.workers == 1:  # this process serves the server it built
-        processes.serve(settings, functools.partial(service_app, settings, server))
+        processes.serve(settings, functools.partial(process_app, settings, server))
     else:  # each worker builds its own from the same settings
-        processes.serve(settings, functools.partial(service_app, settings))
+        processes.serve(settings, functools.partial(process_app, settings))
     return 0
 
 
@@ -238,7 +238,7 @@ def _serve_reloading(service: Service, settings: ServiceSettings) -> int:
         f"reloading when a .py file of {source} changes",
         file=sys.stderr,
     )
-    processes.serve(settings, functools.partial(service_app, settings), reload=[source])
+    processes.serve(settings, functools.partial(process_app, settings), reload=[source])
     return 0
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
+from typing_extensions import deprecated
 
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.execution.state import ServiceState
@@ -34,19 +35,22 @@ __all__ = [
     "MCP_PATH",
     "ServiceApp",
     "app_from_environment",
+    "build_app",
     "front",
     "http_app",
+    "process_app",
     "service_app",
 ]
 
 MCP_PATH = "/mcp"  # the MCP endpoint
 
 
-def http_app(
+def build_app(
     server: MCPServer, settings: ServiceSettings | None = None, state: ServiceState | None = None
 ) -> "ServiceApp":
-    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``,
-    answering readiness and scrapes from ``state`` (the one its tools run with when None).
+    """``server``'s streamable HTTP app behind the front, with the limits of ``settings``
+    (the environment's when None), answering readiness and scrapes from ``state`` (the one
+    its tools run with when None).
 
     Raises :class:`SettingsError` when ``MCP_AUTH=oauth`` lacks a setting it needs.
     """
@@ -80,28 +84,50 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
     ]
 
 
-def service_app(settings: ServiceSettings, server: MCPServer | None = None) -> "ServiceApp":
-    """The service's app as ``settings`` say, serving ``server`` (built through the gate).
+def process_app(
+    settings: ServiceSettings | None = None, server: MCPServer | None = None
+) -> "ServiceApp":
+    """The app a serving process runs, as ``settings`` say (the environment's when None),
+    serving ``server`` (built through the gate).
 
     Without ``server``, as in a worker process, the process sets up its logging and
     builds the installed service's server itself: the gate runs once in each process.
+    ``uvicorn --factory mcp_runtime.serving.http_app:process_app`` serves it too.
     """
     from mcp_runtime.observability.logs import configure_logging
     from mcp_runtime.observability.tracing import configure_tracing
     from mcp_runtime.serving.server import build_server
 
+    settings = settings or load_settings()
     if server is None:
         configure_logging(settings.log_level, settings.log_format)
         server = build_server(settings=settings)
     configure_tracing(server.name)
-    app = http_app(server, settings)
+    app = build_app(server, settings)
     gc.freeze()  # the app and what the imports built live as long as the process
     return app
 
 
+@deprecated("http_app is now build_app; the old name will be removed in a later release")
+def http_app(
+    server: MCPServer, settings: ServiceSettings | None = None, state: ServiceState | None = None
+) -> "ServiceApp":
+    """The former name of :func:`build_app`."""
+    return build_app(server, settings, state)
+
+
+@deprecated("service_app is now process_app; the old name will be removed in a later release")
+def service_app(settings: ServiceSettings, server: MCPServer | None = None) -> "ServiceApp":
+    """The former name of :func:`process_app`."""
+    return process_app(settings, server)
+
+
+@deprecated(
+    "app_from_environment() is now process_app(); the old name will be removed in a later release"
+)
 def app_from_environment() -> "ServiceApp":
-    """The app as the environment's settings say (``uvicorn --factory`` can serve it)."""
-    return service_app(load_settings())
+    """The former name of :func:`process_app` without arguments."""
+    return process_app()
 
 
 class ServiceApp:

@@ -3,6 +3,8 @@
 import logging
 from collections.abc import Sequence
 
+from typing_extensions import deprecated
+
 from mcp_runtime.auth.oauth import JwtVerifier
 from mcp_runtime.config.settings import ServiceSettings, load_settings
 from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
@@ -35,58 +37,32 @@ class UnknownToolsetError(Exception):
 
 
 def build_server(
+    toolsets: Sequence[Toolset] | None = None,
     *,
+    name: str | None = None,
     service: Service | None = None,
     settings: ServiceSettings | None = None,
     state: ServiceState | None = None,
 ) -> MCPServer:
-    """The server of ``service`` (the installed one when None), as ``settings`` say, its
-    calls run with ``state`` (a new one, as ``settings`` say, when None).
+    """The MCP server of ``toolsets``, named ``name``; without them, of ``service`` (the
+    installed one when None), serving the toolsets ``settings.toolsets`` names (all when
+    empty). Its calls run with ``state`` (a new one, as ``settings`` say, when None);
+    ``settings`` are the environment's when None.
 
-    Serves the toolsets ``settings.toolsets`` names (all when empty). Raises
-    :class:`ContractError` listing every violation of every tool, so a server whose
-    tools break the contract never starts.
-    """
-    service = service or find_service()
-    settings = settings or load_settings()
-    loaded, broken = service.load_toolsets()
-    if settings.toolsets:
-        known = {toolset.name for toolset in loaded} | {toolset.name for toolset in broken}
-        unknown = sorted(set(settings.toolsets) - known)
-        if unknown:
-            raise UnknownToolsetError(
-                f"bad setting MCP_TOOLSETS: no toolset {', '.join(unknown)}; the service has "
-                f"{', '.join(sorted(known))}."
-            )
-        loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
-        broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
-    violations = toolset_violations(broken)
-    for toolset in loaded:
-        for warning in toolset.warnings():
-            logger.warning("%s", warning)
-    server = create_server(
-        service.name, loaded, violations=violations, settings=settings, state=state
-    )
-    tools = sum(len(toolset.tools) for toolset in loaded)
-    logger.debug("startup gate: the %d tools of %s keep the contract", tools, service.name)
-    return server
-
-
-def create_server(
-    name: str,
-    toolsets: Sequence[Toolset],
-    *,
-    violations: Sequence[ContractViolation] = (),
-    settings: ServiceSettings | None = None,
-    state: ServiceState | None = None,
-) -> MCPServer:
-    """An MCP server named ``name`` serving ``toolsets``, once all pass the gate; their
-    calls run with ``state`` (a new one, as ``settings`` say, when None).
-
+    Every tool goes through the gate: a tool the service defines but leaves out of its
+    toolset's ``TOOLS`` is named in a warning, and :class:`ContractError` lists every
+    violation of every tool, so a server whose tools break the contract never starts.
     How it is served over HTTP (its address, limits and security) is the app's:
-    :func:`mcp_runtime.serving.http_app.http_app`.
+    :func:`mcp_runtime.serving.http_app.build_app`.
     """
     settings = settings or load_settings()
+    violations: list[ContractViolation] = []
+    if toolsets is None:
+        service = service or find_service()
+        toolsets, violations = _service_toolsets(service, settings)
+        name = name or service.name
+    elif name is None:
+        raise TypeError("build_server(toolsets) needs the server's name: name=...")
     policy = CallPolicy(
         timeout=settings.call_timeout,
         mask_errors=settings.mask_errors,
@@ -102,7 +78,45 @@ def create_server(
         token_verifier=verifier,
         subscriptions=False,
     )
+    logger.debug("startup gate: the %d tools of %s keep the contract", len(tools), name)
     return without_sdk_spans(server)
+
+
+def _service_toolsets(
+    service: Service, settings: ServiceSettings
+) -> tuple[list[Toolset], list[ContractViolation]]:
+    """The toolsets of ``service`` that ``settings`` serve, and the violations of those that
+    cannot serve; warns of each tool a toolset leaves out of its ``TOOLS``."""
+    loaded, broken = service.load_toolsets()
+    if settings.toolsets:
+        known = {toolset.name for toolset in loaded} | {toolset.name for toolset in broken}
+        unknown = sorted(set(settings.toolsets) - known)
+        if unknown:
+            raise UnknownToolsetError(
+                f"bad setting MCP_TOOLSETS: no toolset {', '.join(unknown)}; the service has "
+                f"{', '.join(sorted(known))}."
+            )
+        loaded = [toolset for toolset in loaded if toolset.name in settings.toolsets]
+        broken = [toolset for toolset in broken if toolset.name in settings.toolsets]
+    for toolset in loaded:
+        for warning in toolset.warnings():
+            logger.warning("%s", warning)
+    return loaded, toolset_violations(broken)
+
+
+@deprecated(
+    "create_server(name, toolsets) is now build_server(toolsets, name=name); the old name "
+    "will be removed in a later release"
+)
+def create_server(
+    name: str,
+    toolsets: Sequence[Toolset],
+    *,
+    settings: ServiceSettings | None = None,
+    state: ServiceState | None = None,
+) -> MCPServer:
+    """The former way to build the server of ``toolsets``: :func:`build_server`."""
+    return build_server(toolsets, name=name, settings=settings, state=state)
 
 
 def state_of(server: MCPServer, settings: ServiceSettings | None = None) -> ServiceState:
@@ -120,8 +134,8 @@ def state_of(server: MCPServer, settings: ServiceSettings | None = None) -> Serv
     if len(states) > 1:
         raise ValueError(
             f"the tools of server {server.name!r} run with {len(states)} different states: "
-            "build it with create_server or build_server, or convert its tools with one "
-            "ServiceState (to_fastmcp(tool, state=state))"
+            "build it with build_server, or convert its tools with one "
+            "ServiceState (to_mcp_tool(tool, state=state))"
         )
     return next(iter(states.values())) if states else ServiceState(settings)
 
