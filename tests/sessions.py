@@ -25,7 +25,8 @@ PROVES = {
         "from a folder says how to record the template's git URL; a team's first week "
         "(scaffolds, their tests, lint, `check`, `schema`) on Python 3.11; a breaking "
         "contract change fails the service's CI until recorded; pre-commit, workflows "
-        "(actionlint), Renovate's schema; the matrix's coverage"
+        "(actionlint), Renovate's schema; the matrix's coverage; every question in each "
+        "place that adding one touches"
     ),
     "lint": (
         "ruff check and format on this repository's Python; deptry: every import of the "
