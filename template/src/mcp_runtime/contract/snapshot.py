@@ -84,6 +84,16 @@ class Difference:
         return f"{where}: {self.change} (before: {self.before}; after: {self.after})"
 
 
+def breaking(tool: str, path: str, change: str, before: str, after: str) -> Difference:
+    """A difference that breaks the tool's clients."""
+    return Difference(tool, path, change, before, after, breaking=True)
+
+
+def compatible(tool: str, path: str, change: str, before: str, after: str) -> Difference:
+    """A difference the tool's clients keep working through."""
+    return Difference(tool, path, change, before, after, breaking=False)
+
+
 def contract_of(
     tools: Iterable[Any], scopes: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, Any]:
@@ -141,16 +151,14 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
     new = {entry["name"]: entry for entry in after.get("tools", [])}
     found: list[Difference] = []
     for name in sorted(old.keys() - new.keys()):
-        found.append(Difference(name, "", "tool removed (or renamed)", "served", "absent", True))
+        found.append(breaking(name, "", "tool removed (or renamed)", "served", "absent"))
     for name in sorted(new.keys() - old.keys()):
-        found.append(Difference(name, "", "new tool", "absent", "served", False))
+        found.append(compatible(name, "", "new tool", "absent", "served"))
     for name in sorted(old.keys() & new.keys()):
         was, now = old[name], new[name]
         if was.get("description") != now.get("description"):
             was_text, now_text = _brief(was.get("description")), _brief(now.get("description"))
-            found.append(
-                Difference(name, "description", "description changed", was_text, now_text, False)
-            )
+            found.append(compatible(name, "description", "description changed", was_text, now_text))
         found += _arguments(name, was.get("inputSchema") or {}, now.get("inputSchema") or {})
         found += _results(name, was.get("outputSchema") or {}, now.get("outputSchema") or {})
         found += _metadata(name, was, now)
@@ -165,44 +173,41 @@ def _metadata(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Diffe
     found = []
     if was.get("title") != now.get("title"):
         before = "not recorded" if unrecorded else _brief(was.get("title") or "")
-        found.append(
-            Difference(tool, "title", "title changed", before, _brief(now.get("title")), False)
-        )
+        found.append(compatible(tool, "title", "title changed", before, _brief(now.get("title"))))
     old_hints, new_hints = was.get("annotations") or {}, now.get("annotations") or {}
     for hint, default in HINT_DEFAULTS.items():
         before, after = old_hints.get(hint, default), new_hints.get(hint, default)
         if before == after:
             continue
         breaking_from, breaking_to, meaning = HINT_BREAKS[hint]
-        breaking = (before, after) == (breaking_from, breaking_to)
+        breaks = (before, after) == (breaking_from, breaking_to)
         shown = json.dumps(before)
         found.append(
             Difference(
                 tool,
                 f"annotation {hint}",
-                meaning if breaking else HINT_EASES[hint],
+                meaning if breaks else HINT_EASES[hint],
                 f"not recorded, read as {shown}" if unrecorded else shown,
                 json.dumps(after),
-                breaking,
+                breaking=breaks,
             )
         )
     old_scopes, new_scopes = set(was.get("scopes") or ()), set(now.get("scopes") or ())
     for scope in sorted(new_scopes - old_scopes):
         change = "scope now required: a caller's token without it is refused"
-        found.append(Difference(tool, f"scope {scope}", change, "not required", "required", True))
+        found.append(breaking(tool, f"scope {scope}", change, "not required", "required"))
     for scope in sorted(old_scopes - new_scopes):
         change = "scope no longer required"
-        found.append(Difference(tool, f"scope {scope}", change, "required", "not required", False))
+        found.append(compatible(tool, f"scope {scope}", change, "required", "not required"))
     old_meta, new_meta = was.get("_meta") or {}, now.get("_meta") or {}
     if old_meta != new_meta:
         found.append(
-            Difference(
+            compatible(
                 tool,
                 "_meta",
                 "_meta changed",
                 _clip(json.dumps(old_meta, sort_keys=True, ensure_ascii=False)),
                 _clip(json.dumps(new_meta, sort_keys=True, ensure_ascii=False)),
-                False,
             )
         )
     return found
@@ -214,41 +219,35 @@ def _arguments(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Diff
     old_required, new_required = set(was.get("required", [])), set(now.get("required", []))
     for name in sorted(old.keys() - new.keys()):
         found.append(
-            Difference(
-                tool, f"argument {name}", "argument removed", _shown(old[name]), "absent", True
-            )
+            breaking(tool, f"argument {name}", "argument removed", _shown(old[name]), "absent")
         )
     for name in sorted(new.keys() - old.keys()):
         required = name in new_required
         change = "argument added as required" if required else "optional argument added"
         found.append(
-            Difference(tool, f"argument {name}", change, "absent", _shown(new[name]), required)
+            Difference(
+                tool, f"argument {name}", change, "absent", _shown(new[name]), breaking=required
+            )
         )
     for name in sorted(old.keys() & new.keys()):
         path = f"argument {name}"
         if name in new_required and name not in old_required:
-            found.append(
-                Difference(tool, path, "argument made required", "optional", "required", True)
-            )
+            found.append(breaking(tool, path, "argument made required", "optional", "required"))
         elif name in old_required and name not in new_required:
-            found.append(
-                Difference(tool, path, "argument made optional", "required", "optional", False)
-            )
+            found.append(compatible(tool, path, "argument made optional", "required", "optional"))
         before, after = _accepted(old[name]), _accepted(new[name])
         if before == after:
             continue
         if before < after:
             found.append(
-                Difference(tool, path, "type widened", _shown(old[name]), _shown(new[name]), False)
+                compatible(tool, path, "type widened", _shown(old[name]), _shown(new[name]))
             )
         elif after < before:
             found.append(
-                Difference(tool, path, "type narrowed", _shown(old[name]), _shown(new[name]), True)
+                breaking(tool, path, "type narrowed", _shown(old[name]), _shown(new[name]))
             )
         else:
-            found.append(
-                Difference(tool, path, "type changed", _shown(old[name]), _shown(new[name]), True)
-            )
+            found.append(breaking(tool, path, "type changed", _shown(old[name]), _shown(new[name])))
     return found
 
 
@@ -258,49 +257,34 @@ def _results(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Differ
     new_result, new_error = _arms(now)
     if old_error and not new_error:
         found.append(
-            Difference(
-                tool, "result", "ToolError arm removed", "XResult | ToolError", "XResult", True
-            )
+            breaking(tool, "result", "ToolError arm removed", "XResult | ToolError", "XResult")
         )
     if new_error and not old_error:
         found.append(
-            Difference(
-                tool, "result", "ToolError arm added", "XResult", "XResult | ToolError", False
-            )
+            compatible(tool, "result", "ToolError arm added", "XResult", "XResult | ToolError")
         )
     old_keys, new_keys = old_result.get("properties", {}), new_result.get("properties", {})
     for key in sorted(old_keys.keys() - new_keys.keys()):
         found.append(
-            Difference(
-                tool,
-                f"result key {key}",
-                "result key removed",
-                _shown(old_keys[key]),
-                "absent",
-                True,
+            breaking(
+                tool, f"result key {key}", "result key removed", _shown(old_keys[key]), "absent"
             )
         )
     for key in sorted(new_keys.keys() - old_keys.keys()):
         found.append(
-            Difference(
-                tool,
-                f"result key {key}",
-                "result key added",
-                "absent",
-                _shown(new_keys[key]),
-                False,
+            compatible(
+                tool, f"result key {key}", "result key added", "absent", _shown(new_keys[key])
             )
         )
     for key in sorted(old_keys.keys() & new_keys.keys()):
         if _canonical(old_keys[key]) != _canonical(new_keys[key]):
             found.append(
-                Difference(
+                breaking(
                     tool,
                     f"result key {key}",
                     "result key type changed",
                     _shown(old_keys[key]),
                     _shown(new_keys[key]),
-                    True,
                 )
             )
     return found

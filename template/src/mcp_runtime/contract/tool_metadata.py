@@ -117,7 +117,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
     """``tool``'s metadata, and each problem of its declaration as (problem, fix)."""
     declared = (tool.metadata or {}).get(METADATA_KEY, {})
     if not isinstance(declared, Mapping):
-        problem = f'metadata["{METADATA_KEY}"] is {_kind(declared)}, not a dict'
+        problem = f'metadata["{METADATA_KEY}"] is {_type_in_words(declared)}, not a dict'
         return ToolMetadata(title_of(tool.name)), [(problem, DECLARE_FIX)]
     problems: list[tuple[str, str]] = []
     unknown = sorted(str(key) for key in declared if key not in KEYS)
@@ -130,7 +130,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         )
     title = declared.get("title", title_of(tool.name))
     if "title" in declared and not (isinstance(title, str) and title.strip()):
-        kind = "empty" if isinstance(title, str) else f"{_kind(title)}, not a str"
+        kind = "empty" if isinstance(title, str) else f"{_type_in_words(title)}, not a str"
         problems.append((f"`title` is {kind}", TITLE_FIX))
         title = title_of(tool.name)
     hints: dict[str, bool | None] = {}
@@ -140,7 +140,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         if value is not None and not isinstance(value, bool):
             problems.append(
                 (
-                    f"`{hint}` is {_kind(value)}, not True or False",
+                    f"`{hint}` is {_type_in_words(value)}, not True or False",
                     f"declare {hint}=True or {hint}=False, or leave it out for the default",
                 )
             )
@@ -158,7 +158,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
     max_threads = declared.get("max_threads")
     whole = isinstance(max_threads, int) and not isinstance(max_threads, bool)
     if max_threads is not None and not (whole and max_threads >= 1):
-        kind = f"{max_threads}" if whole else _kind(max_threads)
+        kind = f"{max_threads}" if whole else _type_in_words(max_threads)
         problems.append(
             (
                 f"`max_threads` is {kind}, not a whole number of threads of at least 1",
@@ -196,11 +196,13 @@ def _default(value: bool | None, default: bool) -> bool:
 
 def _scopes(value: object) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
     if not isinstance(value, list | tuple):
-        return (), [(f"`scopes` is {_kind(value)}, not a list of scope names", SCOPES_FIX)]
+        return (), [(f"`scopes` is {_type_in_words(value)}, not a list of scope names", SCOPES_FIX)]
     problems = []
     for scope in value:
         if not isinstance(scope, str):
-            problems.append((f"`scopes` holds {_kind(scope)}, not a scope name", SCOPES_FIX))
+            problems.append(
+                (f"`scopes` holds {_type_in_words(scope)}, not a scope name", SCOPES_FIX)
+            )
         elif not SCOPE_TOKEN.fullmatch(scope):
             problems.append(
                 (
@@ -218,7 +220,7 @@ def _meta(value: object) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
     if value is None:
         return None, []
     if not isinstance(value, Mapping):
-        return None, [(f"`meta` is {_kind(value)}, not a dict", META_FIX)]
+        return None, [(f"`meta` is {_type_in_words(value)}, not a dict", META_FIX)]
     problems = []
     for key in value:
         if not isinstance(key, str):
@@ -273,10 +275,10 @@ def _not_json(value: object, where: str) -> str | None:
             if found:
                 return found
         return None
-    return f"{where} ({_kind(value)})"
+    return f"{where} ({_type_in_words(value)})"
 
 
-def _kind(value: object) -> str:
+def _type_in_words(value: object) -> str:
     """A value's kind in a message: its type, never the value (``a str``, ``an int``)."""
     name = type(value).__name__
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
