@@ -38,7 +38,7 @@ import types
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NotRequired
 
-import httpx
+import httpx2
 import jsonschema
 import uvicorn
 from langchain_core.tools import StructuredTool, tool
@@ -216,7 +216,7 @@ async def load(
     }
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
-    async with httpx.AsyncClient(headers=headers, timeout=30) as client:
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
 
         async def caller() -> None:
             while time.perf_counter() < deadline:

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 from jsonschema import Draft202012Validator
 from mcp_runtime.contract.toolsets import find_service
 from mcp_runtime.devtools.local_issuer import LocalIssuer
@@ -170,9 +170,9 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited ({self.process.returncode}):\n{self.log()}")
             try:
-                if httpx.get(f"{self.base}/readyz", timeout=1).status_code == 200:
+                if httpx2.get(f"{self.base}/readyz", timeout=1).status_code == 200:
                     return
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 pass
             time.sleep(0.05)
         raise RuntimeError(f"the server was not ready within {STARTUP_SECONDS} s:\n{self.log()}")
@@ -215,7 +215,7 @@ class Server:
     ) -> Answer:
         """POST ``body`` to the MCP endpoint on a connection of its own."""
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        with httpx.Client(timeout=seconds) as client:
+        with httpx2.Client(timeout=seconds) as client:
             response = client.post(
                 self.url, content=content, headers={**self.headers, **(headers or {})}
             )
@@ -259,7 +259,7 @@ class Server:
         return {tool["name"]: tool for tool in answer.result["tools"]}
 
     def readyz(self) -> tuple[int, dict[str, Any]]:
-        response = httpx.get(f"{self.base}/readyz", timeout=ANSWER_SECONDS)
+        response = httpx2.get(f"{self.base}/readyz", timeout=ANSWER_SECONDS)
         return response.status_code, response.json()
 
     def assert_alive(self) -> None:
@@ -340,7 +340,7 @@ class Slot:
             try:
                 self.server.assert_alive()
                 return self.server
-            except (AssertionError, httpx.HTTPError):
+            except (AssertionError, httpx2.HTTPError):
                 self.server.close()
         self.server = self.launch(**self.env)
         return self.server

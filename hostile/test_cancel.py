@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from harness import Answer, Server
 
@@ -49,7 +49,7 @@ class Running:
         self.thread = threading.Thread(target=self._call, args=(server,))
         self.thread.start()
         deadline = time.monotonic() + 5
-        while RUNNING not in httpx.get(f"{server.base}/metrics", timeout=5).text:
+        while RUNNING not in httpx2.get(f"{server.base}/metrics", timeout=5).text:
             assert time.monotonic() < deadline, "the call did not start"
             time.sleep(0.05)
 

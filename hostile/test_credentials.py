@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Callable
 
-import httpx
+import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -119,9 +119,9 @@ FORGERIES: dict[str, Callable[[Server], str]] = {
 }
 
 
-def refused(server: Server, authorization: str) -> httpx.Response:
+def refused(server: Server, authorization: str) -> httpx2.Response:
     headers = {**server.headers, "authorization": authorization}
-    return httpx.post(server.url, json=HELLO, headers=headers, timeout=10)
+    return httpx2.post(server.url, json=HELLO, headers=headers, timeout=10)
 
 
 @pytest.mark.parametrize("forge", list(FORGERIES))
@@ -155,7 +155,7 @@ def test_an_oversized_authorization_header_is_refused_and_the_server_lives(serve
     try:
         answer = refused(server, "Bearer " + "x" * 70_000)
         assert answer.status_code in (400, 401, 431), answer.text
-    except httpx.RemoteProtocolError:
+    except httpx2.RemoteProtocolError:
         pass  # the server closed the connection on the oversized head: refused too
     server.assert_alive()
 

@@ -7,7 +7,7 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+import httpx2
 import pytest
 from harness import PROTOCOL, Launcher, Server, Slot, raw_connection
 
@@ -32,7 +32,7 @@ def test_get_on_the_mcp_endpoint_is_405_when_stateless(server: Server) -> None:
         **server.credentials,
     }
     with (
-        httpx.Client(timeout=1) as client,
+        httpx2.Client(timeout=1) as client,
         client.stream("GET", server.url, headers=headers) as got,
     ):
         assert got.status_code == 405, got.headers
@@ -63,10 +63,10 @@ def test_connections_past_the_limit_are_answered_503(server: Server) -> None:
         held = [pool.submit(slow_call) for _ in range(MAX_CONNECTIONS)]
         time.sleep(0.5)  # the calls are in flight, each on a connection of its own
         try:
-            extra = httpx.post(
+            extra = httpx2.post(
                 server.url, json=request, headers=server.headers, timeout=5
             ).status_code
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             pytest.fail(f"the connection past the limit got no answer: {exc!r}")
         statuses = [future.result() for future in held]
     assert extra == 503

@@ -8,7 +8,7 @@ leaves no traceback and no ERROR.
 import time
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from harness import Launcher, Server, Slot, raw_connection
 
@@ -67,8 +67,8 @@ def test_a_call_cut_short_by_its_client_leaves_one_cancelled_line(
         "params": {"name": tool, "arguments": {"seconds": TIMEOUT * 0.8}},
     }
     with (
-        httpx.Client(timeout=httpx.Timeout(5, read=TIMEOUT / 4)) as client,
-        pytest.raises(httpx.ReadTimeout),
+        httpx2.Client(timeout=httpx2.Timeout(5, read=TIMEOUT / 4)) as client,
+        pytest.raises(httpx2.ReadTimeout),
     ):
         client.post(server.url, json=request, headers=server.headers)
     # The connection is closed now; the tool would have finished within its deadline.

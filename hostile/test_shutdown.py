@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+import httpx2
 import pytest
 from harness import Answer, Launcher, Server, validate
 
@@ -47,23 +47,23 @@ def one_call(server: Server) -> str:
         "method": "tools/call",
         "params": {"name": "sleep_async", "arguments": {"seconds": WORK_SECONDS}},
     }
-    with httpx.Client(timeout=15) as client:
+    with httpx2.Client(timeout=15) as client:
         try:
             with client.stream(
                 "POST", server.url, json=request, headers=server.headers
             ) as response:
                 try:
                     body = response.read()
-                except httpx.HTTPError as exc:
+                except httpx2.HTTPError as exc:
                     return f"broken: HTTP {response.status_code}, then {exc!r}"
-        except httpx.ConnectError:
+        except httpx2.ConnectError:
             return "connection refused"
-        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+        except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
             # A connection the listener had queued is reset when it closes: a refusal.
             if not listening(server):
                 return "connection refused"
             return f"broken: dropped without an answer while the port still listened: {exc!r}"
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             return f"broken: {exc!r}"
     answer = Answer(response.status_code, body, response.headers.get("content-type", ""))
     if answer.status == 503:
@@ -99,8 +99,8 @@ def readiness_after_sigterm(server: Server, deadline: float) -> str:
     """What ``/readyz`` answers once it stops answering 200: "503", or why it did not."""
     while time.monotonic() < deadline:
         try:
-            status = httpx.get(f"{server.base}/readyz", timeout=5).status_code
-        except httpx.HTTPError as exc:
+            status = httpx2.get(f"{server.base}/readyz", timeout=5).status_code
+        except httpx2.HTTPError as exc:
             return f"{type(exc).__name__} before any 503"
         if status != 200:
             return str(status)
@@ -148,7 +148,7 @@ def test_a_call_past_the_grace_period_answers_is_error(launch: Launcher, tool: s
     def call() -> None:
         try:
             answers.append(server.call(tool, {"seconds": 30}, seconds=GRACE + 5).result)
-        except (AssertionError, httpx.HTTPError) as exc:
+        except (AssertionError, httpx2.HTTPError) as exc:
             answers.append(f"{type(exc).__name__}: {exc}")
 
     calling = threading.Thread(target=call)

@@ -14,7 +14,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+import httpx2
 import pytest
 from harness import CALL_LINE, Launcher, Server, Slot, error_text
 
@@ -75,7 +75,7 @@ def timed(server: Server, tool: str, seconds: float) -> tuple[dict[str, object],
 
 def metric(server: Server, name: str, **labels: str) -> float:
     """The value of the series ``name{labels}`` of ``GET /metrics``; 0 when it is absent."""
-    text = httpx.get(f"{server.base}/metrics", timeout=10).text
+    text = httpx2.get(f"{server.base}/metrics", timeout=10).text
     for found in re.finditer(r"^(\w+)\{(.*)\} (\S+)$", text, re.MULTILINE):
         if found[1] == name and dict(re.findall(r'(\w+)="([^"]*)"', found[2])) == labels:
             return float(found[3])

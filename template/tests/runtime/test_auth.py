@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NotRequired
 
 import anyio
-import httpx
+import httpx2
 import pytest
 import uvicorn
 from langchain_core.tools import tool
@@ -113,11 +113,13 @@ class Served:
             f'resource_metadata="{self.metadata_url}"'
         )
 
-    def post(self, body: object = LIST, token: str | None = None, **headers: str) -> httpx.Response:
+    def post(
+        self, body: object = LIST, token: str | None = None, **headers: str
+    ) -> httpx2.Response:
         sent = {**HEADERS, **headers}
         if token is not None:
             sent["authorization"] = f"Bearer {token}"
-        return httpx.post(self.url, headers=sent, content=json.dumps(body), timeout=30)
+        return httpx2.post(self.url, headers=sent, content=json.dumps(body), timeout=30)
 
     def __enter__(self) -> "Served":
         self.thread.start()
@@ -142,7 +144,7 @@ def bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 
 
-def assert_unauthorized(served: Served, answer: httpx.Response) -> None:
+def assert_unauthorized(served: Served, answer: httpx2.Response) -> None:
     assert answer.status_code == 401
     assert answer.headers["www-authenticate"] == served.challenge(
         "invalid_token", "Authentication required"
@@ -291,7 +293,7 @@ def test_a_requests_token_is_verified_once(
 def test_the_protected_resource_metadata_is_served_without_a_token(
     served: Served, oauth_issuer: LocalIssuer
 ) -> None:
-    answer = httpx.get(served.metadata_url)
+    answer = httpx2.get(served.metadata_url)
     assert answer.status_code == 200
     assert answer.json() == {
         "resource": served.url,
@@ -301,8 +303,8 @@ def test_the_protected_resource_metadata_is_served_without_a_token(
 
 
 def test_health_and_readiness_need_no_token(served: Served) -> None:
-    assert httpx.get(f"{served.base_url}/healthz").status_code == 200
-    assert httpx.get(f"{served.base_url}/readyz").status_code == 200
+    assert httpx2.get(f"{served.base_url}/healthz").status_code == 200
+    assert httpx2.get(f"{served.base_url}/readyz").status_code == 200
 
 
 # --- scopes -------------------------------------------------------------------------
@@ -313,7 +315,7 @@ def test_scopes_every_call_needs_are_refused_403_and_advertised(oauth_issuer: Lo
         without = served.post(token=oauth_issuer.token(audience=served.url, scopes=["other"]))
         granted = oauth_issuer.token(audience=served.url, scopes=["mcp.access"])
         with_scope = served.post(token=granted)
-        metadata = httpx.get(served.metadata_url).json()
+        metadata = httpx2.get(served.metadata_url).json()
     assert without.status_code == 403
     assert without.headers["www-authenticate"] == served.challenge(
         "insufficient_scope", "Required scope: mcp.access"
@@ -442,8 +444,8 @@ async def test_serve_verifies_tokens_and_never_logs_them(oauth_issuer: LocalIssu
     with serve_http(env=env) as url:
         async with connect_http(url, headers=bearer(token)) as session:
             listing = await session.list_tools()
-        refused = httpx.post(url, headers={**HEADERS, **bearer(stale)}, json=LIST)
-        missing = httpx.post(url, headers=HEADERS, json=LIST)
+        refused = httpx2.post(url, headers={**HEADERS, **bearer(stale)}, json=LIST)
+        missing = httpx2.post(url, headers=HEADERS, json=LIST)
     assert listing.tools
     assert (refused.status_code, missing.status_code) == (401, 401)
     metadata_url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"

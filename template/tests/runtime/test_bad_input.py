@@ -5,7 +5,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from mcp_runtime.testing import serve_http
@@ -27,7 +27,7 @@ class RawSession:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.http = httpx.Client(timeout=60)
+        self.http = httpx2.Client(timeout=60)
         self.headers = dict(HEADERS)
         self.next_id = 0
         response = self.http.post(

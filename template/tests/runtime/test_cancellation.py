@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import httpx2
 import pytest
 from langchain_core.tools import tool
@@ -246,7 +245,7 @@ async def test_the_cancel_itself_is_answered_202(slow: RunningServer) -> None:
         "method": "notifications/cancelled",
         "params": {"requestId": 7},
     }
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         answer = await client.post(slow.url, headers=HEADERS, json=cancelled)
     assert (answer.status_code, answer.content) == (202, b"")
 

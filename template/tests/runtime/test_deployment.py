@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import yaml
 
@@ -96,7 +96,7 @@ def test_pods_are_scraped_on_the_container_port(
         "prometheus.io/path": "/metrics",
     }
     with serve_http() as url:
-        answer = httpx.get(url.removesuffix("/mcp") + annotations["prometheus.io/path"])
+        answer = httpx2.get(url.removesuffix("/mcp") + annotations["prometheus.io/path"])
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
 
@@ -106,7 +106,7 @@ def test_probes_point_at_real_endpoints(container: dict[str, Any]) -> None:
     assert paths == ["/healthz", "/readyz"]
     with serve_http() as url:
         base = url.removesuffix("/mcp")
-        statuses = [httpx.get(base + path).status_code for path in paths]
+        statuses = [httpx2.get(base + path).status_code for path in paths]
     assert statuses == [200, 200]
 
 
@@ -173,10 +173,10 @@ def test_the_images_run_lines_serve_as_pasted(
         environment = {**image_environment(), **settings}
         process = [sys.executable if part == "python" else part for part in json.loads(command)]
         with run_server(process, env=environment) as server:
-            ready = httpx.get(f"{server.base_url}/readyz")
+            ready = httpx2.get(f"{server.base_url}/readyz")
             assert ready.status_code == 200, server.log()
             host = settings["MCP_ALLOWED_HOSTS"].split(",")[0].replace("*", str(server.port))
-            answer = httpx.post(
+            answer = httpx2.post(
                 server.url,
                 headers={"host": host, "accept": "application/json, text/event-stream"},
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 
 from mcp_runtime.devtools.local_issuer import LocalIssuer
@@ -130,7 +130,7 @@ async def test_a_call_whose_client_gives_up_is_cancelled_and_cleans_up(
 
 def test_server_discover_offers_the_stateless_revision(slow: tuple[RunningServer, Path]) -> None:
     server, _ = slow
-    answer = httpx.post(
+    answer = httpx2.post(
         server.url,
         headers=modern_headers("server/discover"),
         json=modern_request("server/discover", {}),
@@ -148,7 +148,7 @@ def test_a_malformed_call_is_refused_400_naming_the_field(
     """The front refuses it before the SDK: from 2026-07-28 invalid params answer 400."""
     server, _ = slow
     body = modern_request("tools/call", {"name": "hold", "arguments": ["not", "an", "object"]})
-    answer = httpx.post(server.url, headers=modern_headers("tools/call", "hold"), json=body)
+    answer = httpx2.post(server.url, headers=modern_headers("tools/call", "hold"), json=body)
     assert answer.status_code == 400
     assert answer.json() == {
         "jsonrpc": "2.0",
@@ -170,7 +170,7 @@ def test_a_posted_cancel_of_the_stateless_revision_is_answered_202(
         "method": "notifications/cancelled",
         "params": {"requestId": 1, "_meta": CAPABILITIES},
     }
-    answer = httpx.post(server.url, headers=modern_headers("notifications/cancelled"), json=cancel)
+    answer = httpx2.post(server.url, headers=modern_headers("notifications/cancelled"), json=cancel)
     assert (answer.status_code, answer.content) == (202, b"")
 
 
@@ -181,7 +181,7 @@ def test_under_oauth_each_era_is_refused_401_with_the_metadata(
     resource = "https://slow.example.com/mcp"
     with run_server(SLOW_SERVICE, env=oauth_issuer.environment(resource)) as server:
         headers = modern_headers("tools/list") | {"mcp-protocol-version": revision}
-        answer = httpx.post(server.url, headers=headers, json=modern_request("tools/list", {}))
+        answer = httpx2.post(server.url, headers=headers, json=modern_request("tools/list", {}))
     assert answer.status_code == 401
     metadata = "https://slow.example.com/.well-known/oauth-protected-resource/mcp"
     assert f'resource_metadata="{metadata}"' in answer.headers["www-authenticate"]

@@ -9,7 +9,7 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from langchain_core.tools import tool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,9 +70,9 @@ async def request(
     path: str,
     body: bytes | None = None,
     headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
+) -> httpx2.Response:
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://service") as client:
         return await client.request(method, path, content=body, headers=headers)
 
 
@@ -284,7 +284,7 @@ async def test_body_limits_refuse_one_byte_over_and_what_is_not_utf8() -> None:
 
 async def checked(
     body: bytes, headers: dict[str, str] | None = None
-) -> tuple[httpx.Response, list[dict[str, Any]]]:
+) -> tuple[httpx2.Response, list[dict[str, Any]]]:
     """``body`` through BodyLimits then JsonRpcChecks, as the front stacks them: the answer,
     and what reached the app behind them."""
     downstream = Downstream()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from starlette.requests import ClientDisconnect
 
@@ -242,10 +242,10 @@ def test_no_request_value_reaches_the_log_over_http(tmp_path: Path) -> None:
     ]
     with served(tmp_path) as server:
         for body in bodies:
-            answer = httpx.post(server.url, content=body, headers={**HEADERS, **secret})
+            answer = httpx2.post(server.url, content=body, headers={**HEADERS, **secret})
             assert answer.status_code < 500, answer.text
         for header in refused_headers:
-            answer = httpx.post(server.url, content=bodies[3], headers={**HEADERS, **header})
+            answer = httpx2.post(server.url, content=bodies[3], headers={**HEADERS, **header})
             assert answer.status_code in {400, 403, 415, 421}, answer.text
     log = server.text()
     assert " DEBUG mcp.server.lowlevel.server: " in log  # the libraries did log at DEBUG
@@ -297,7 +297,7 @@ def test_no_request_value_reaches_the_log_over_stdio(tmp_path: Path) -> None:
 def disconnect_mid_body(server: Served) -> None:
     with socket.create_connection(("127.0.0.1", server.port)) as client:
         client.sendall(raw_request(server.port, '{"jsonrpc"', length=1000))
-    answer = httpx.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
+    answer = httpx2.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
     assert "still here" in answer.text
 
 
@@ -313,7 +313,7 @@ def disconnect_before_the_answers(server: Served) -> None:
                 received += chunk
             assert received.startswith(b"HTTP/1.1 200")
         wait_for(server, f"tool={tool} outcome=")
-    answer = httpx.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
+    answer = httpx2.post(server.url, content=call("echo", {"text": "still here"}), headers=HEADERS)
     assert "still here" in answer.text
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, generate_latest
@@ -80,9 +80,9 @@ def total_calls(samples: Samples) -> float:
     return sum(number for (name, _), number in samples.items() if name == CALLS)
 
 
-async def http_get(app: ServiceApp, path: str) -> httpx.Response:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
+async def http_get(app: ServiceApp, path: str) -> httpx2.Response:
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://service") as client:
         return await client.get(path)
 
 
@@ -108,7 +108,7 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
 
 def scrape_server(server: RunningServer) -> Samples:
     """A scrape over a new connection (any worker may answer it)."""
-    answer = httpx.get(f"{server.base_url}/metrics", headers={"connection": "close"})
+    answer = httpx2.get(f"{server.base_url}/metrics", headers={"connection": "close"})
     assert answer.status_code == 200, answer.text
     return parse(answer.text)
 
@@ -289,8 +289,8 @@ def held_call() -> Iterator[Callable[[str], None]]:
         }
 
         def post() -> None:
-            with contextlib.suppress(httpx.HTTPError):  # its worker is killed
-                httpx.post(url, headers=HEADERS, json=request, timeout=60)
+            with contextlib.suppress(httpx2.HTTPError):  # its worker is killed
+                httpx2.post(url, headers=HEADERS, json=request, timeout=60)
 
         thread = threading.Thread(target=post, daemon=True)
         thread.start()
@@ -340,7 +340,7 @@ def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path) -> Non
 def test_metrics_off_answers_404_and_makes_no_folder() -> None:
     with run_server(SERVE, env={"MCP_METRICS": "false", "MCP_WORKERS": "2"}) as server:
         eventually(lambda: "worker(s)" in server.log() or None, "the start line")
-        answer = httpx.get(f"{server.base_url}/metrics")
+        answer = httpx2.get(f"{server.base_url}/metrics")
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=WAIT_SECONDS)
         log = server.log()
@@ -356,8 +356,8 @@ def test_metrics_need_no_token_under_oauth(oauth_issuer: LocalIssuer) -> None:
     env = oauth_issuer.environment("https://mcp.example.com/mcp")
     with serve_http(env=env) as url:
         base = url.removesuffix("/mcp")
-        unauthorized = httpx.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1})
-        answer = httpx.get(f"{base}/metrics")
+        unauthorized = httpx2.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1})
+        answer = httpx2.get(f"{base}/metrics")
     assert unauthorized.status_code == 401
     assert answer.status_code == 200
     assert answer.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"

@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from mcp_runtime.testing import run_server
 
@@ -33,6 +33,6 @@ def test_the_service_serves_without_its_developer_tooling() -> None:
         f"import sys; {blocked}from mcp_runtime.serving.cli import main; sys.exit(main(['serve']))"
     )
     with run_server([sys.executable, "-c", code], env={"MCP_AUTH": "none"}) as server:
-        ready = httpx.get(f"{server.base_url}/readyz")
-        healthy = httpx.get(f"{server.base_url}/healthz")  # the image's health check
+        ready = httpx2.get(f"{server.base_url}/readyz")
+        healthy = httpx2.get(f"{server.base_url}/healthz")  # the image's health check
         assert (ready.status_code, healthy.status_code) == (200, 200), server.log()

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import NotRequired
 
 import anyio
-import httpx
+import httpx2
 import pytest
 import uvicorn
 from langchain_core.tools import tool
@@ -92,7 +92,7 @@ async def test_refused_host_and_origin_values_are_never_logged(
     ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     with caplog.at_level(logging.DEBUG):
-        async with httpx.AsyncClient() as client:
+        async with httpx2.AsyncClient() as client:
             host = await client.post(
                 url, content=ping, headers={**headers, "host": "s3cret-host.example"}
             )

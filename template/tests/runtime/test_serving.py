@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 import uvicorn
 from langchain_core.tools import tool
@@ -214,8 +214,8 @@ def test_toolsets_setting_selects_what_is_served(
 def test_health_and_readiness_endpoints() -> None:
     with serve_http() as url:
         base = url.removesuffix("/mcp")
-        health = httpx.get(f"{base}/healthz")
-        ready = httpx.get(f"{base}/readyz")
+        health = httpx2.get(f"{base}/healthz")
+        ready = httpx2.get(f"{base}/readyz")
     assert (health.status_code, health.json()) == (200, {"status": "ok"})
     assert ready.status_code == 200
     assert ready.json()["status"] == "ready"
@@ -224,8 +224,8 @@ def test_health_and_readiness_endpoints() -> None:
 
 async def test_not_ready_until_the_app_has_started() -> None:
     app = build_app(build_server([Toolset("serving", (nap,))], name="serving"))
-    transport = httpx.ASGITransport(app=app)  # no lifespan: the app never starts
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    transport = httpx2.ASGITransport(app=app)  # no lifespan: the app never starts
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         ready = await client.get("/readyz")
         health = await client.get("/healthz")
     assert (ready.status_code, ready.json()) == (503, {"status": "not ready"})
@@ -235,10 +235,10 @@ async def test_not_ready_until_the_app_has_started() -> None:
 def test_oversized_request_is_refused_and_serving_goes_on() -> None:
     big_list, modern_headers = as_modern({**LIST, "padding": "x" * 5000})
     with serve_http(env={"MCP_MAX_REQUEST_BYTES": "2000"}) as url:
-        big = httpx.post(url, headers=HEADERS, content=b'{"padding": "' + b"x" * 5000 + b'"}')
-        big_modern = httpx.post(url, headers=modern_headers, json=big_list)
-        ping = httpx.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        listed = httpx.post(url, headers=modern_headers, json=as_modern(LIST)[0])
+        big = httpx2.post(url, headers=HEADERS, content=b'{"padding": "' + b"x" * 5000 + b'"}')
+        big_modern = httpx2.post(url, headers=modern_headers, json=big_list)
+        ping = httpx2.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        listed = httpx2.post(url, headers=modern_headers, json=as_modern(LIST)[0])
     too_large = {
         "jsonrpc": "2.0",
         "id": None,
@@ -253,8 +253,8 @@ def test_oversized_request_is_refused_and_serving_goes_on() -> None:
 
 def test_disallowed_host_header_is_refused() -> None:
     with serve_http() as url:
-        evil = httpx.post(url, headers={**HEADERS, "host": "evil.example.com"}, json={})
-        evil_origin = httpx.post(
+        evil = httpx2.post(url, headers={**HEADERS, "host": "evil.example.com"}, json={})
+        evil_origin = httpx2.post(
             url, headers={**HEADERS, "origin": "http://evil.example.com"}, json={}
         )
     assert evil.status_code == 421
@@ -438,7 +438,7 @@ class HeldCalls:
         tools: Sequence[str],
         modern: frozenset[int] = frozenset(),
     ) -> None:
-        self.answers: dict[int, httpx.Response] = {}
+        self.answers: dict[int, httpx2.Response] = {}
         self.threads = [
             threading.Thread(
                 target=self._call, args=(server.url, number, tool, number in modern), daemon=True
@@ -459,7 +459,7 @@ class HeldCalls:
             "params": {"name": tool, "arguments": {"name": str(number)}},
         }
         call, headers = as_modern(call, tool) if modern else (call, HEADERS)
-        self.answers[number] = httpx.post(url, headers=headers, json=call, timeout=60)
+        self.answers[number] = httpx2.post(url, headers=headers, json=call, timeout=60)
 
     def results(self) -> list[dict[str, Any]]:
         """Each call's JSON-RPC result, in order, once all have answered."""
@@ -480,8 +480,8 @@ class HeldCalls:
         return results
 
 
-def readiness_response(server: RunningServer) -> httpx.Response:
-    return httpx.get(f"{server.base_url}/readyz")
+def readiness_response(server: RunningServer) -> httpx2.Response:
+    return httpx2.get(f"{server.base_url}/readyz")
 
 
 def readiness(server: RunningServer) -> tuple[int, object]:
@@ -489,7 +489,7 @@ def readiness(server: RunningServer) -> tuple[int, object]:
     return response.status_code, response.json()
 
 
-def refused(response: httpx.Response) -> httpx.Response | None:
+def refused(response: httpx2.Response) -> httpx2.Response | None:
     """``response`` if it is a 503, else None (for :func:`eventually`)."""
     return response if response.status_code == 503 else None
 
@@ -524,7 +524,7 @@ def test_sigterm_drains_the_calls_in_flight_and_exits_0(tmp_path: Path, workers:
         server.process.send_signal(signal.SIGTERM)
         draining = eventually(lambda: refused(readiness_response(server)), "draining")
         listing = eventually(
-            lambda: refused(httpx.post(server.url, headers=HEADERS, json=LIST)), "refusal"
+            lambda: refused(httpx2.post(server.url, headers=HEADERS, json=LIST)), "refusal"
         )
         still_running = server.process.poll() is None
         (tmp_path / "release").touch()
@@ -588,7 +588,7 @@ def test_serve_exits_0_on_sigterm() -> None:
     with run_server(SERVE, env={"MCP_LOG_LEVEL": "DEBUG"}) as server:
         hello = {"name": "hello", "arguments": {"name": "Ada"}}
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hello}
-        answer = httpx.post(server.url, headers=HEADERS, json=call)
+        answer = httpx2.post(server.url, headers=HEADERS, json=call)
         server.process.send_signal(signal.SIGTERM)
         status = server.process.wait(timeout=WAIT_SECONDS)
         log = server.log()
@@ -632,8 +632,8 @@ TOOLS = [reloaded]
 def ready_tools(base_url: str) -> int | None:
     """How many tools ``/readyz`` says are served, or None while nothing answers."""
     try:
-        answer = httpx.get(f"{base_url}/readyz", timeout=2)
-    except httpx.HTTPError:
+        answer = httpx2.get(f"{base_url}/readyz", timeout=2)
+    except httpx2.HTTPError:
         return None
     return int(answer.json()["tools"]) if answer.status_code == 200 else None
 

@@ -6,7 +6,7 @@ services built in one process, as tests build them, share nothing.
 
 import re
 
-import httpx
+import httpx2
 import pytest
 from langchain_core.tools import tool
 
@@ -36,9 +36,9 @@ def service(name: str, **settings: object) -> tuple[MCPServer, ServiceApp]:
     return server, app
 
 
-async def get(app: ServiceApp, path: str) -> httpx.Response:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
+async def get(app: ServiceApp, path: str) -> httpx2.Response:
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://service") as client:
         return await client.get(path)
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 import anyio
-import httpx
+import httpx2
 import jwt
 
 from mcp_runtime.config.settings import ServiceSettings
@@ -103,6 +103,10 @@ class JwksCache:
     lack; never twice within ``min_interval`` seconds, so tokens with made-up key ids
     cannot make the service hammer the issuer. Concurrent misses share one fetch. A
     failed fetch keeps the keys already known, and is logged.
+
+    Written here because PyJWT's ``PyJWKClient`` fetches with blocking ``urllib`` (on
+    the event loop, in a server) and fetches again for every unknown key id, with no
+    floor between fetches.
     """
 
     def __init__(self, url: str, *, lifetime: float, min_interval: float) -> None:
@@ -139,7 +143,7 @@ class JwksCache:
             self._attempted_at = now
             try:
                 keys = await self._fetch()
-            except (httpx.HTTPError, OSError, ValueError, jwt.PyJWTError) as exc:
+            except (httpx2.HTTPError, OSError, ValueError, jwt.PyJWTError) as exc:
                 logger.warning(
                     "could not fetch the signing keys from %s (%s); keeping the %d known",
                     self.url,
@@ -156,7 +160,7 @@ class JwksCache:
             path = anyio.Path(url2pathname(urlsplit(self.url).path))
             document = json.loads(await path.read_text())
         else:
-            async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
+            async with httpx2.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
                 response = await client.get(self.url)
                 response.raise_for_status()
                 document = response.json()

@@ -64,7 +64,12 @@ class _Job:
 
 
 class ToolThreads:
-    """A pool of daemon threads for sync tools, each tool held to its share of them."""
+    """A pool of daemon threads for sync tools, each tool held to its share of them.
+
+    Written here because the thread pools of asyncio (``run_in_executor``) and anyio
+    (``to_thread``) can neither hold a tool to its share of the threads, nor count the
+    threads that hung calls keep, nor say at once that none is free.
+    """
 
     def __init__(
         self, size: int = 40, share: int | None = None, *, metrics: CallMetrics | None = None

@@ -103,7 +103,12 @@ def filter_library_logs() -> None:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object a line: time, level, logger, message, and the call fields."""
+    """One JSON object a line: time, level, logger, message, and the call fields.
+
+    Written here because it writes only the fields it names: python-json-logger writes
+    every ``extra`` attribute a library attaches to a record (uvicorn attaches
+    ``color_message``), and a library's extras could carry request values.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         line = {
