@@ -24,6 +24,7 @@ import pytest
 from starlette.requests import ClientDisconnect
 
 from mcp_runtime.observability.logs import REWRITES, RequestValuesFilter
+from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.testing import free_port
 
 MARKER = "hunter2-b7f3"
@@ -420,3 +421,14 @@ def test_each_library_logger_has_the_filter_once() -> None:
     for name in REWRITES:
         filters = logging.getLogger(name).filters
         assert sum(isinstance(f, RequestValuesFilter) for f in filters) == 1, name
+
+
+def test_the_docs_name_every_outcome_of_the_call_log() -> None:
+    """docs/production.md lists the outcomes a call log line carries: exactly Outcome's."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "production.md").read_text()
+    [bullet] = [
+        part for part in page.split("\n- ") if part.startswith("One log line per tool call")
+    ]
+    listed = bullet.split("the\n  outcome is", 1)[1].split("). Arguments", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", listed))
+    assert named == {outcome.value for outcome in Outcome}
