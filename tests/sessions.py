@@ -57,7 +57,8 @@ PROVES = {
         "which the update names, `scripts/lint` refuses, and the way back of the service's "
         "docs undoes; licences are never rewritten; the updated runtime, its tests and "
         "scripts equal a fresh render's at the new release; the team's tests, gate, "
-        "contract, collection and lint pass; the scheduled template check, and its advice "
+        "contract, collection and lint pass, its test of a former name of the runtime "
+        "(`to_fastmcp`) with a deprecation warning; the scheduled template check, and its advice "
         "when it cannot clone the template"
     ),
     "clients": (
