@@ -101,7 +101,7 @@ def fastmcp_app(function: Callable[..., Any]) -> Any:
         return None
     server = FastMCP4("fastmcp")
     server.tool(function, name="hello")
-    return server.build_app(path="/mcp", stateless_http=True)
+    return server.http_app(path="/mcp", stateless_http=True)
 
 
 def contract_server(function: Callable[..., Any]) -> MCPServer:
@@ -398,13 +398,13 @@ def main() -> None:
     print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
     settings = ServiceSettings(stateless=True, auth="none")
     toolset = Toolset("hello", (tool("hello")(greet_async),))
-    process_app = build_app(build_server([toolset], name="contract", settings=settings), settings)
+    service_app = build_app(build_server([toolset], name="contract", settings=settings), settings)
     plain_app = native_server(greet_async).streamable_http_app(stateless_http=True)
     fastmcp = fastmcp_app(greet_async)
     with (
         LocalIssuer() as issuer,
         Served(plain_app) as plain_url,
-        Served(process_app) as url,
+        Served(service_app) as url,
         Served(fastmcp or plain_app) as fastmcp_url,
     ):
         oauth = ServiceSettings(

@@ -5,6 +5,7 @@ stops startup with a message that names the variable (:class:`SettingsError`).
 Command-line options of ``serve`` override the matching settings.
 """
 
+import functools
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -242,9 +243,9 @@ class ServiceSettings(BaseSettings):
     @classmethod
     def defaults(cls) -> "ServiceSettings":
         """Every setting at its default, checked; the environment and ``.env`` are not read
-        (each is given, and what is given comes before them)."""
-        given = {name: field.get_default() for name, field in cls.model_fields.items()}
-        return cls(**given)
+        (each is given, and what is given comes before them). Built once: settings are
+        frozen, so every caller may share them."""
+        return _defaults()
 
     @property
     def loopback(self) -> bool:
@@ -255,6 +256,12 @@ class ServiceSettings(BaseSettings):
     def oauth_ready(self) -> bool:
         """Whether HTTP callers must bring bearer tokens, and every setting for them is set."""
         return self.auth == "oauth" and not _missing_oauth_settings(self)
+
+
+@functools.cache
+def _defaults() -> ServiceSettings:
+    given = {name: field.get_default() for name, field in ServiceSettings.model_fields.items()}
+    return ServiceSettings(**given)
 
 
 def _is_loopback(host: str) -> bool:
