@@ -232,7 +232,9 @@ def ping() -> ToolResult:
 
 
 def test_a_tool_converted_by_a_former_name_keeps_its_contract() -> None:
-    assert to_fastmcp(ping).output_schema["required"] == ["message"]
+    schema = to_fastmcp(ping).output_schema
+    assert schema is not None
+    assert schema["required"] == ["message"]
 
 
 def test_the_test_issuer_serves_on_loopback() -> None:
@@ -248,6 +250,15 @@ TEAM_RUNTIME_TEST_AFTER = TEAM_RUNTIME_TEST.replace(
 ).replace("mcp_runtime.tool_threads", "mcp_runtime.execution.tool_threads")
 
 
+# What the team's weather toolset adds: a client of the feed, with its own dependency.
+WEATHER_FEED = '''
+
+def feed_client() -> httpx.Client:
+    """The national weather feed's HTTP client."""
+    return httpx.Client(base_url="https://feed.example.com")
+'''
+
+
 def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_path: Path) -> None:
     """A service of the last release on the SDK's 1.x line, with a team's toolsets (their
     tests read results by the 1.x client's names), a dependency and README sections,
@@ -261,7 +272,14 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     run(service, "scripts/new-toolset", "reports")
     written = (service / "tests/test_weather_data.py").read_text()
     assert "result.structuredContent" in written  # the names of the SDK's 1.x client
-    run(service, "uv", "add", "--quiet", "httpx>=0.27")
+    run(service, "uv", "add", "--quiet", "httpx>=0.27")  # which its weather toolset uses
+    toolset = service / "src/svc/toolsets/weather_data.py"
+    edit(
+        toolset,
+        "from langchain_core.tools import tool\n",
+        "import httpx\nfrom langchain_core.tools import tool\n",
+    )
+    toolset.write_text(toolset.read_text() + WEATHER_FEED)
     (service / "tests/test_team_runtime.py").write_text(TEAM_RUNTIME_TEST)
     readme = service / "README.md"
     edit(readme, "## Quick start", "## On call\n\nPage the weather team.\n\n## Quick start")
