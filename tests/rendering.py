@@ -115,6 +115,7 @@ NAME_TESTS = (
 # The runtime's tests that read the name too, only as an opaque label: what they assert
 # holds for any name the questions accept, so the whole-suite services prove it.
 NAME_AS_LABEL = {
+    "tests/runtime/test_eras.py": "compares serverInfo with the service's name and version",
     "tests/runtime/test_cli.py": "imports the service package's __main__, whatever it is named",
     "tests/runtime/test_docs_commands.py": "finds the service's command in the docs by its name",
     "tests/runtime/test_logs.py": "adds a folder to the toolsets package, whatever it is named",

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ import anyio
 import httpx2
 import pytest
 
+from mcp_runtime.contract.toolsets import find_service
 from mcp_runtime.devtools.local_issuer import LocalIssuer
-from mcp_runtime.testing import Mode, RunningServer, connect_http, run_server
+from mcp_runtime.testing import Mode, RunningServer, connect_http, run_server, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -126,6 +128,24 @@ async def test_a_call_whose_client_gives_up_is_cancelled_and_cleans_up(
     while not (folder / f"cancelled-{name}").exists():
         assert time.monotonic() < deadline, f"the call was not cancelled:\n{server.log()}"
         await anyio.sleep(0.02)
+
+
+async def test_server_info_names_the_service_and_its_version() -> None:
+    """``initialize``'s ``serverInfo`` (2025), and the ``serverInfo`` stamp in the ``_meta``
+    of ``server/discover``'s result (2026-07-28, SEP-2575): the service's name, and its
+    distribution's version."""
+    service = find_service()
+    expected = {"name": service.name, "version": metadata.version(service.name)}
+    assert expected["version"] != ""
+    with serve_http(env={"MCP_AUTH": "none"}) as url:
+        async with connect_http(url, mode="legacy") as session:
+            info = session.client.server_info
+        discover = modern_request("server/discover", {})
+        discovered = httpx2.post(url, headers=modern_headers("server/discover"), json=discover)
+    assert info is not None
+    assert info.model_dump(exclude_none=True) == expected
+    result = json.loads(discovered.text.split("data: ", 1)[-1])["result"]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == expected
 
 
 def test_server_discover_offers_the_stateless_revision(slow: tuple[RunningServer, Path]) -> None:

@@ -71,10 +71,12 @@ class BrokenToolset:
 
 @dataclass(frozen=True)
 class Service:
-    """The installed service: its name and the package its toolsets live in."""
+    """The installed service: its name, the package its toolsets live in, and its version
+    (its distribution's)."""
 
     name: str
     toolsets_package: str
+    version: str = ""
 
     def load_toolsets(self) -> tuple[list[Toolset], list[BrokenToolset]]:
         """Import every toolset; a module that cannot serve is reported, not a crash."""
@@ -101,7 +103,9 @@ def find_service() -> Service:
             f"More than one MCP service is installed in this environment ({names}): "
             "serve each from its own environment."
         )
-    return Service(name=found[0].name, toolsets_package=found[0].value)
+    entry = found[0]
+    version = entry.dist.version if entry.dist is not None else ""
+    return Service(name=entry.name, toolsets_package=entry.value, version=version)
 
 
 def source_folder(service: Service) -> Path:

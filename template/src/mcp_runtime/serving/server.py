@@ -40,13 +40,15 @@ def build_server(
     toolsets: Sequence[Toolset] | None = None,
     *,
     name: str | None = None,
+    version: str = "",
     service: Service | None = None,
     settings: ServiceSettings | None = None,
     state: ServiceState | None = None,
 ) -> MCPServer:
-    """The MCP server of ``toolsets``, named ``name``; without them, of ``service`` (the
-    installed one when None), serving the toolsets ``settings.toolsets`` names (all when
-    empty). Its calls run with ``state`` (a new one, as ``settings`` say, when None);
+    """The MCP server of ``toolsets``, named ``name`` at ``version``; without them, of
+    ``service`` (the installed one when None) at its distribution's version, serving the
+    toolsets ``settings.toolsets`` names (all when empty). Its ``serverInfo`` names it, in
+    both eras. Its calls run with ``state`` (a new one, as ``settings`` say, when None);
     ``settings`` are the environment's when None.
 
     Every tool goes through the gate: a tool the service defines but leaves out of its
@@ -61,6 +63,7 @@ def build_server(
         service = service or find_service()
         toolsets, violations = _service_toolsets(service, settings)
         name = name or service.name
+        version = version or service.version
     elif name is None:
         raise TypeError("build_server(toolsets) needs the server's name: name=...")
     policy = CallPolicy(
@@ -73,6 +76,7 @@ def build_server(
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     server = MCPServer(
         name,
+        version=version,
         tools=list(tools),
         auth=oauth_settings(settings) if verifier is not None else None,
         token_verifier=verifier,
