@@ -115,16 +115,24 @@ await check("hello", "a returned ToolError", async () => {
     true,
   );
 });
-await check("hello", "a missing argument", async () => {
+await check("hello", "a missing argument: a ToolError naming it", async () => {
   const result = await client.callTool({ name: "hello", arguments: {} });
-  deepStrictEqual(result.isError, true, "isError");
-  deepStrictEqual(result.structuredContent, undefined, "structuredContent");
-  deepStrictEqual(textOf(result), "Invalid arguments for tool 'hello': name: Field required");
+  expectPayload(
+    result,
+    { error: "invalid_argument", detail: "Invalid arguments for tool 'hello': name: Field required" },
+    true,
+  );
 });
-await check("hello", "an argument of the wrong type", async () => {
+await check("hello", "an argument of the wrong type: a ToolError naming it", async () => {
   const result = await client.callTool({ name: "hello", arguments: { name: 42 } });
-  deepStrictEqual(result.isError, true, "isError");
-  deepStrictEqual(textOf(result), "Invalid arguments for tool 'hello': name: Input should be a valid string");
+  expectPayload(
+    result,
+    {
+      error: "invalid_argument",
+      detail: "Invalid arguments for tool 'hello': name: Input should be a valid string",
+    },
+    true,
+  );
 });
 await check("hello", "a lone surrogate in an argument: a JSON-RPC error answering this call", async () => {
   let answered = null;

@@ -83,6 +83,16 @@ def session() -> Iterator[RawSession]:
         raw.http.close()
 
 
+def tool_error(result: dict[str, Any]) -> dict[str, Any]:
+    """The ``ToolError`` of an ``isError`` result: its ``structuredContent``, which its text
+    block holds too, as JSON."""
+    assert result["isError"] is True
+    [block] = result["content"]
+    error: dict[str, Any] = result["structuredContent"]
+    assert json.loads(block["text"]) == error
+    return error
+
+
 def error_text(result: dict[str, Any]) -> str:
     assert result["isError"] is True
     assert "structuredContent" not in result
@@ -220,9 +230,12 @@ def test_unknown_tool_is_an_error_result(session: RawSession) -> None:
 def test_bad_arguments_are_named(
     session: RawSession, arguments: dict[str, Any], problem: str
 ) -> None:
-    assert error_text(session.call("hello", arguments)) == (
-        f"Invalid arguments for tool 'hello': {problem}"
-    )
+    """hello has the ``ToolError`` arm: the error is one, as ``structuredContent`` and as
+    the text (all that some agent frameworks hand the model)."""
+    assert tool_error(session.call("hello", arguments)) == {
+        "error": "invalid_argument",
+        "detail": f"Invalid arguments for tool 'hello': {problem}",
+    }
     session.still_answers()
 
 
@@ -334,9 +347,10 @@ def test_json_nested_as_deep_as_the_limit_reaches_the_tool(session: RawSession) 
     name = "[" * 61 + "]" * 61
     status, message = session.send(call_with_arguments(session, f'{{"name": {name}}}'))
     assert status == 200
-    assert error_text(message["result"]) == (
-        "Invalid arguments for tool 'hello': name: Input should be a valid string"
-    )
+    assert tool_error(message["result"]) == {
+        "error": "invalid_argument",
+        "detail": "Invalid arguments for tool 'hello': name: Input should be a valid string",
+    }
 
 
 SURROGATE = "a lone UTF-16 surrogate escape (such as \\ud800 without its pair); send valid Unicode"

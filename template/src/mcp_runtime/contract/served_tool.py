@@ -45,6 +45,7 @@ from mcp_runtime.contract.output_contract import (
     describe_validation_error,
     error_result,
 )
+from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
@@ -211,9 +212,7 @@ class ContractTool(SDKTool):
         try:
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:
-            problems = describe_validation_error(exc, self.caller.argument_names)
-            message = f"Invalid arguments for tool '{self.name}': {problems}"
-            return error_result(message), Outcome.BAD_ARGUMENTS
+            return self._argument_error(exc), Outcome.BAD_ARGUMENTS
         owner = owner_of(verified_token())
         state = self.state
         with state.calls.call(self.name, owner, request_id(), self.policy.timeout) as call:
@@ -254,6 +253,17 @@ class ContractTool(SDKTool):
         if result.structured_content is None:
             return result, Outcome.CONTRACT_VIOLATION
         return result, Outcome.TOOL_ERROR if result.is_error else Outcome.OK
+
+    def _argument_error(self, exc: ValidationError) -> CallToolResult:
+        """``isError`` for arguments that do not validate, naming each bad one and what it
+        needs (never its value): a ``ToolError`` (``invalid_argument``) when the tool's
+        result has that arm, as ``structuredContent`` and as the text; else the text."""
+        problems = describe_validation_error(exc, self.caller.argument_names)
+        message = f"Invalid arguments for tool '{self.name}': {problems}"
+        if not self.contract.allows_tool_error:
+            return error_result(message)
+        error = ToolError(error="invalid_argument", detail=message)
+        return self.contract.to_call_result(error, max_depth=self.policy.max_depth)
 
     def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, Outcome]:
         """``isError`` for a raised exception: a tool's own message, or a masked one."""
