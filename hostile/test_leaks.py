@@ -105,8 +105,11 @@ def test_a_malformed_call_is_refused_clearly_without_logging_its_values(
     message = answer.message
     if "error" in message:
         said = message["error"]["message"] + json.dumps(message["error"].get("data", ""))
-    else:
-        said = error_text(message["result"])
+    else:  # an isError result: hello's ToolError (invalid_argument), whose text is its JSON
+        result = message["result"]
+        assert result.get("isError") is True, result
+        [block] = result["content"]
+        said = block["text"]
     server.assert_alive()
     problems = []
     if named not in said:

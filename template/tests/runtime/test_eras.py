@@ -134,8 +134,8 @@ async def test_server_info_names_the_service_and_its_version() -> None:
     """``initialize``'s ``serverInfo`` (2025), and the ``serverInfo`` stamp in the ``_meta``
     of ``server/discover``'s result (2026-07-28, SEP-2575): the service's name, and its
     distribution's version."""
-    service = find_service()
-    expected = {"name": service.name, "version": metadata.version(service.name)}
+    name = find_service().name
+    expected = {"name": name, "version": metadata.version(name)}
     assert expected["version"] != ""
     with serve_http(env={"MCP_AUTH": "none"}) as url:
         async with connect_http(url, mode="legacy") as session:
