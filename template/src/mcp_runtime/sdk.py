@@ -34,6 +34,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.tools import Tool as SDKTool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp.types import RequestId, RequestParamsMeta
@@ -55,6 +56,9 @@ __all__ = [
     "TokenVerifier",
     "TransportSecuritySettings",
     "UrlElicitationRequiredError",
+    "answering_json",
+    "answers_chosen_per_request",
+    "answers_json",
     "bearer_check",
     "first_arg",
     "func_metadata",
@@ -118,6 +122,53 @@ def handshake_era(scope: Scope) -> bool:
         if name.lower() == b"mcp-protocol-version":
             return value.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
     return True
+
+
+# How the SDK answers each POST ----------------------------------------------------------
+
+_json_answers: ContextVar[bool] = ContextVar("mcp_runtime_json_answers", default=False)
+
+
+class _PerRequestAnswers(StreamableHTTPSessionManager):
+    """The SDK's session manager, answering each request as :func:`answering_json` says.
+
+    The manager reads ``json_response`` for each request it serves (to build a stateless
+    request's transport, and for each request of 2026-07-28); here that read is the
+    request's own choice, made by the front.
+    """
+
+    @property
+    def json_response(self) -> bool:
+        return _json_answers.get()
+
+    @json_response.setter
+    def json_response(self, value: bool) -> None:
+        """The constructor's choice is replaced by each request's."""
+
+
+def answers_chosen_per_request(server: MCPServer) -> None:
+    """Make ``server``'s streamable HTTP app answer each request one JSON body or an SSE
+    stream as the request's :func:`answering_json` chose. Call after building the app."""
+    manager = server.session_manager
+    manager.__dict__.pop("json_response", None)
+    manager.__class__ = _PerRequestAnswers
+
+
+def answers_json() -> bool:
+    """Whether the request being served is answered one ``application/json`` body."""
+    return _json_answers.get()
+
+
+@contextmanager
+def answering_json(json: bool) -> Iterator[None]:
+    """Within the block, the request served is answered one ``application/json`` body
+    (``json``), or as an SSE stream; the SDK answers a stateful session's requests of the
+    ``initialize`` era the way the session was opened."""
+    token = _json_answers.set(json)
+    try:
+        yield
+    finally:
+        _json_answers.reset(token)
 
 
 def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:

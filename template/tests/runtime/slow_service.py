@@ -7,17 +7,19 @@ Run as a script, it serves through :func:`mcp_runtime.serving.processes.serve`, 
 there when it starts, and answers once the file ``release`` exists; ``hold`` writes
 ``cancelled-NAME`` when its call is cancelled. ``count_up`` and ``count_up_thread``
 report each of their steps as progress (toolset ``counting``, served when
-``MCP_TOOLSETS`` names it).
+``MCP_TOOLSETS`` names it). ``sized`` answers a result of a chosen size, after a chosen
+wait and progress reports (toolset ``sizes``).
 """
 
 import os
 import time
 from pathlib import Path
+from typing import NotRequired
 
 import anyio
 from langchain_core.tools import tool
 
-from mcp_runtime import ToolResult, report_progress
+from mcp_runtime import ToolError, ToolResult, report_progress
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -71,7 +73,26 @@ def count_up_thread(steps: int) -> ToolResult:
     return ToolResult(message=f"counted to {steps}")
 
 
-TOOLSETS = (Toolset("slow", (hold, hold_thread)), Toolset("counting", (count_up, count_up_thread)))
+class SizedResult(ToolResult):
+    """A result carrying ``size`` characters of data."""
+
+    data: NotRequired[str]
+
+
+@tool
+async def sized(size: int, seconds: float = 0, steps: int = 0) -> SizedResult | ToolError:
+    """Answer ``size`` characters of data after ``seconds``, reporting ``steps`` steps."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step} of {steps}")
+    await anyio.sleep(seconds)
+    return SizedResult(message=f"{size} characters", data="x" * size)
+
+
+TOOLSETS = (
+    Toolset("slow", (hold, hold_thread)),
+    Toolset("counting", (count_up, count_up_thread)),
+    Toolset("sizes", (sized,)),
+)
 
 
 def app() -> ServiceApp:

@@ -19,6 +19,8 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.in_flight import RunningCall
 from mcp_runtime.execution.state import ServiceState
+from mcp_runtime.sdk import answers_json
+from mcp_runtime.serving.front.answer_form import AnswerForm, SseDeferral, streams
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.drain import Drain
@@ -396,6 +398,161 @@ async def test_cancel_matching_cancels_the_call_a_2025_cancel_names(
 # --- the stack --------------------------------------------------------------------------
 
 
+# --- AnswerForm -------------------------------------------------------------------------
+
+CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ping"}}
+WITH_PROGRESS = {**CALL, "params": {"name": "ping", "_meta": {"progressToken": "p"}}}
+SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"x-kept", b"yes")]
+ANSWER = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+PROGRESS = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
+
+
+@pytest.mark.parametrize(
+    ("message", "streamed"),
+    [
+        (CALL, False),
+        (WITH_PROGRESS, True),
+        ({**WITH_PROGRESS, "params": {"_meta": {"progressToken": None}}}, False),
+        ({k: v for k, v in WITH_PROGRESS.items() if k != "id"}, False),  # a notification
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}, False),
+        ([WITH_PROGRESS], False),
+        (None, False),
+    ],
+)
+def test_only_a_request_that_asks_for_progress_may_stream(message: object, streamed: bool) -> None:
+    assert streams(message) is streamed
+
+
+class Choice:
+    """The app behind AnswerForm: records the choice it was served with, then answers."""
+
+    def __init__(self) -> None:
+        self.json: list[bool] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.json.append(answers_json())
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send({"type": "http.response.body", "body": b"data: " + ANSWER + b"\r\n\r\n"})
+
+
+@pytest.mark.parametrize(
+    ("message", "headers", "stateless", "json_answer", "content_type"),
+    [
+        (CALL, {}, True, True, "text/event-stream"),  # the SDK answers JSON itself
+        (CALL, MODERN, True, True, "text/event-stream"),
+        (WITH_PROGRESS, {}, True, False, "application/json"),  # held back, then JSON
+        (WITH_PROGRESS, MODERN, True, False, "application/json"),
+        (WITH_PROGRESS, {"accept": "application/json"}, True, True, "text/event-stream"),
+        (CALL, {}, False, False, "application/json"),  # a stateful session's
+        (CALL, MODERN, False, True, "text/event-stream"),
+    ],
+)
+async def test_answer_form_chooses_json_unless_the_answer_may_stream(
+    message: dict[str, Any],
+    headers: dict[str, str],
+    stateless: bool,
+    json_answer: bool,
+    content_type: str,
+) -> None:
+    async def parsed(scope: Scope, receive: Receive, send: Send) -> None:
+        Posted.of(scope).message = message
+        await AnswerForm(app, path=MCP_PATH, stateless=stateless)(scope, receive, send)
+
+    app = Choice()
+    headers = {"accept": "application/json, text/event-stream"} | headers
+    answer = await request(parsed, "POST", MCP_PATH, json.dumps(message).encode(), headers)
+    assert app.json == [json_answer]
+    assert answer.headers["content-type"] == content_type
+    assert answer.content.strip() == (
+        ANSWER if content_type == "application/json" else b"data: " + ANSWER
+    )
+
+
+async def deferred(*messages: Message) -> list[Message]:
+    """What an SseDeferral sends on, given ``messages``."""
+    sent: list[Message] = []
+
+    async def record(message: Message) -> None:
+        sent.append(message)
+
+    deferral = SseDeferral(record)
+    for message in messages:
+        await deferral(message)
+    return sent
+
+
+def start(headers: list[tuple[bytes, bytes]] = SSE_HEADERS) -> Message:
+    return {"type": "http.response.start", "status": 200, "headers": headers}
+
+
+def body(data: bytes, more: bool = True) -> Message:
+    return {"type": "http.response.body", "body": data, "more_body": more}
+
+
+async def test_a_result_sent_first_is_answered_json_with_the_streams_other_headers() -> None:
+    sent = await deferred(
+        start(),
+        body(b": ping\r\n\r\n"),
+        body(b"event: message\r\ndata: " + ANSWER[:20]),
+        body(ANSWER[20:] + b"\r\n\r\n"),
+        body(b"", more=False),
+    )
+    assert sent == [
+        start(
+            [
+                (b"x-kept", b"yes"),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(ANSWER)).encode()),
+            ]
+        ),
+        body(ANSWER, more=False),
+    ]
+
+
+async def test_a_message_before_the_result_opens_the_stream_with_all_held_back() -> None:
+    events = b": ping\n\nevent: message\ndata: " + PROGRESS + b"\n\n"
+    later = b"event: message\ndata: " + ANSWER + b"\n\n"
+    sent = await deferred(start(), body(events), body(later), body(b"", more=False))
+    assert sent == [start(), body(events), body(later), body(b"", more=False)]
+
+
+async def test_answers_that_are_not_streams_pass_as_they_are() -> None:
+    plain = start([(b"content-type", b"application/json")])
+    assert await deferred(plain, body(ANSWER, more=False)) == [plain, body(ANSWER, more=False)]
+    ended = await deferred(start(), body(b": ping\n\n", more=False))
+    assert ended == [start(), body(b": ping\n\n", more=False)]
+
+
+async def test_a_json_answer_is_cancelled_when_its_client_leaves() -> None:
+    cancelled = asyncio.Event()
+
+    async def slow(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    messages = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def receive() -> Message:
+        if messages:
+            return messages.pop()
+        await asyncio.sleep(0.05)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        raise AssertionError("nothing is sent to a client that left")
+
+    scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": []}
+    Posted.of(scope).message = CALL
+    answer_form = AnswerForm(slow, path=MCP_PATH, stateless=True)
+    await asyncio.wait_for(answer_form(scope, receive, send), 5)
+    assert cancelled.is_set()
+
+
 def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
     settings = ServiceSettings(auth="none")
     server = build_server([Toolset("front", (ping,))], name="front", settings=settings)
@@ -409,4 +566,5 @@ def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
         BodyLimits,
         JsonRpcChecks,
         CancelMatching,
+        AnswerForm,
     ]

@@ -90,6 +90,19 @@ class ServiceSettings(BaseSettings):
     max_request_bytes: int = Field(
         4 * 1024 * 1024, gt=0, description="largest request body accepted, in bytes"
     )
+    max_result_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="largest result a call answers, in bytes of its JSON; a larger one answers "
+        "isError (result_too_large) instead",
+    )
+    max_streamed_result_bytes: int = Field(
+        1024 * 1024 - 8 * 1024,
+        gt=0,
+        description="largest result of a call whose answer streams (it reported progress), in "
+        "bytes of its JSON: most clients read a server-sent event only up to 1 MiB by default; "
+        "a larger one answers isError (result_too_large) instead",
+    )
     mask_errors: bool = Field(
         True,
         description="answer an unexpected exception with a generic message and an error id "

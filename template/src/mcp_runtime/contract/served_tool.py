@@ -58,6 +58,7 @@ from mcp_runtime.sdk import (
     SDKToolError,
     UrlElicitationRequiredError,
     pre_parse_json,
+    request_headers,
     request_id,
     serving,
     verified_token,
@@ -73,13 +74,16 @@ TOOL_REPORTED = (ToolException, SDKToolError)
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How calls are answered: the deadline, error masking, the deepest result sent, and
-    the tool threads a sync tool may hold (None: the pool's share)."""
+    """How calls are answered: the deadline, error masking, the deepest result sent, the
+    largest result sent (and sent on a stream), in bytes of its JSON, and the tool threads
+    a sync tool may hold (None: the pool's share)."""
 
     timeout: float | None = None
     mask_errors: bool = True
     max_depth: int = DEFAULT_MAX_DEPTH
     max_threads: int | None = None
+    max_result_bytes: int = 64 * 1024 * 1024
+    max_streamed_result_bytes: int = 1024 * 1024 - 8 * 1024
 
 
 class ToolCaller:
@@ -187,8 +191,9 @@ class ContractTool(SDKTool):
             metrics = self.state.metrics
             metrics.started(self.name)
             try:
-                async with reporting_progress(context):
+                async with reporting_progress(context) as progress:
                     result, outcome = await self._answer(arguments)
+                    result, outcome = self._within_size(result, outcome, progress.streamed)
             finally:
                 duration = time.perf_counter() - started
                 log_call(self.name, outcome, duration)
@@ -254,16 +259,56 @@ class ContractTool(SDKTool):
             return result, Outcome.CONTRACT_VIOLATION
         return result, Outcome.TOOL_ERROR if result.is_error else Outcome.OK
 
+    def _within_size(
+        self, result: CallToolResult, outcome: Outcome, streamed: bool
+    ) -> tuple[CallToolResult, Outcome]:
+        """``result``, or ``isError`` (``result_too_large``) in its place when its JSON is
+        larger than the service sends, or than a stream carries when the answer streams
+        (``streamed``: the call reported progress over HTTP)."""
+        policy = self.policy
+        limit, setting = policy.max_result_bytes, "MCP_MAX_RESULT_BYTES"
+        streamed = streamed and request_headers() is not None
+        if streamed and policy.max_streamed_result_bytes < limit:
+            limit, setting = policy.max_streamed_result_bytes, "MCP_MAX_STREAMED_RESULT_BYTES"
+        size = oversize(result, limit)
+        if size is None:
+            return result, outcome
+        logger.warning(
+            "tool %s: a result of %d bytes is over %s (%d): answered result_too_large",
+            self.name,
+            size,
+            setting,
+            limit,
+        )
+        message = (
+            f"Tool '{self.name}' produced a result of {size} bytes, more than this service "
+            f"sends ({limit} bytes, {setting}). Ask for less at once, such as a smaller range "
+            "or fewer fields."
+        )
+        if setting == "MCP_MAX_STREAMED_RESULT_BYTES":
+            message = (
+                f"Tool '{self.name}' produced a result of {size} bytes, more than an answer "
+                f"sent as a stream carries ({limit} bytes, {setting}; most clients read a "
+                "server-sent event only up to 1 MiB). The call reported progress, so its "
+                "answer streams: call it again without asking for progress to receive the "
+                "result as one JSON body, or ask for less at once."
+            )
+        return self._error(ToolError(error="result_too_large", detail=message)), Outcome.TOO_LARGE
+
+    def _error(self, error: ToolError) -> CallToolResult:
+        """``isError`` with ``error``: the ``ToolError`` itself when the tool's result has
+        that arm, as ``structuredContent`` and as the text; else its detail as the text."""
+        if not self.contract.allows_tool_error:
+            return error_result(error["detail"])
+        return self.contract.to_call_result(error, max_depth=self.policy.max_depth)
+
     def _argument_error(self, exc: ValidationError) -> CallToolResult:
         """``isError`` for arguments that do not validate, naming each bad one and what it
         needs (never its value): a ``ToolError`` (``invalid_argument``) when the tool's
         result has that arm, as ``structuredContent`` and as the text; else the text."""
         problems = describe_validation_error(exc, self.caller.argument_names)
         message = f"Invalid arguments for tool '{self.name}': {problems}"
-        if not self.contract.allows_tool_error:
-            return error_result(message)
-        error = ToolError(error="invalid_argument", detail=message)
-        return self.contract.to_call_result(error, max_depth=self.policy.max_depth)
+        return self._error(ToolError(error="invalid_argument", detail=message))
 
     def _exception_answer(self, exc: BaseException) -> tuple[CallToolResult, Outcome]:
         """``isError`` for a raised exception: a tool's own message, or a masked one."""
@@ -286,6 +331,26 @@ class ContractTool(SDKTool):
         else:
             message = _safe_str(exc) or f"Tool '{self.name}' failed: {type(exc).__name__}"
         return error_result(message), Outcome.EXCEPTION
+
+
+ENVELOPE = {"result_type", "meta"}  # what each era adds to a result: not counted
+
+
+def oversize(result: CallToolResult, limit: int) -> int | None:
+    """The size in bytes of ``result``'s JSON (its content, ``structuredContent`` and
+    ``isError``, as sent in either era) when it is over ``limit``; else None.
+
+    Its text is at most half of it, and each character of that text takes at most ten
+    bytes of it (up to six as an escape in the text, four in ``structuredContent``): a
+    result whose text is short enough is within ``limit`` without being serialized again.
+    """
+    text = sum(len(getattr(block, "text", "")) for block in result.content)
+    if 10 * text + 1024 <= limit:
+        return None
+    serializer = result.__pydantic_serializer__
+    json = serializer.to_json(result, by_alias=True, exclude_none=True, exclude=ENVELOPE)
+    size = len(json)
+    return size if size > limit else None
 
 
 def validated_arguments(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:

@@ -62,7 +62,18 @@ class CallProgress:
     loop, in order; leaving the block without an exception waits until they are sent.
     """
 
-    __slots__ = ("context", "last", "loop", "open", "pending", "reset", "sender", "thread", "token")
+    __slots__ = (
+        "context",
+        "last",
+        "loop",
+        "open",
+        "pending",
+        "reset",
+        "sender",
+        "streamed",
+        "thread",
+        "token",
+    )
 
     def __init__(self, context: Any, token: ProgressToken | None) -> None:
         self.context = context
@@ -74,12 +85,14 @@ class CallProgress:
         self.pending: deque[Report] = deque()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread = 0
+        self.streamed = False  # a report was sent: the call's answer is a stream
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> "CallProgress":
         if self.token is not None:
             self.loop = asyncio.get_running_loop()
             self.thread = threading.get_ident()
         self.reset = _current.set(self)
+        return self
 
     async def __aexit__(
         self,
@@ -109,6 +122,7 @@ class CallProgress:
         loop = self.loop
         if loop is None or not self.open:
             return
+        self.streamed = True
         if threading.get_ident() == self.thread:
             self._enqueue((progress, total, message))
         else:

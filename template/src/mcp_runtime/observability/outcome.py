@@ -27,5 +27,8 @@ class Outcome(StrEnum):
     """A sync call got no thread: its tool's are all hung, or busy past its deadline."""
     SHUTDOWN = "shutdown"
     """Shutdown's grace ended the call."""
+    TOO_LARGE = "too_large"
+    """The result is larger than the service sends (``MCP_MAX_RESULT_BYTES``), or than a
+    streamed answer carries (``MCP_MAX_STREAMED_RESULT_BYTES``): never sent."""
     CANCELLED = "cancelled"
     """The client cancelled the call, or left."""

@@ -6,8 +6,9 @@ order a request meets them. Each answers first what the SDK should not see: the 
 and the scrape (``/healthz``, ``/readyz``, ``/metrics``), requests while the service
 drains, methods a stateless endpoint has no use for, a POST without a valid bearer
 token under ``MCP_AUTH=oauth``, request bodies past the limits, JSON-RPC messages the
-SDK would mishandle; and it cancels the call that a posted ``notifications/cancelled``
-of the 2025 revisions names. Each answer, and the setting of each limit, is in the
+SDK would mishandle; it cancels the call that a posted ``notifications/cancelled``
+of the 2025 revisions names; and it chooses how each request is answered: one JSON
+body, or an SSE stream where the call streams. Each answer, and the setting of each limit, is in the
 service's ``docs/production.md``.
 """
 
@@ -20,7 +21,13 @@ from typing_extensions import deprecated
 
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk import MCPServer, bearer_check, served_tool_names
+from mcp_runtime.sdk import (
+    MCPServer,
+    answers_chosen_per_request,
+    bearer_check,
+    served_tool_names,
+)
+from mcp_runtime.serving.front.answer_form import AnswerForm
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.drain import Drain
@@ -65,6 +72,7 @@ def build_app(
         transport_security=transport_security(settings),
         host=settings.host,
     )
+    answers_chosen_per_request(server)
     return ServiceApp(sdk_app, front(server, settings, state), state=state)
 
 
@@ -81,6 +89,7 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
         ),
         Middleware(JsonRpcChecks, max_depth=settings.max_json_depth),
         Middleware(CancelMatching, calls=state.calls, stateless=settings.stateless),
+        Middleware(AnswerForm, path=MCP_PATH, stateless=settings.stateless),
     ]
 
 

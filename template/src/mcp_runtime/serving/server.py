@@ -70,6 +70,8 @@ def build_server(
         timeout=settings.call_timeout,
         mask_errors=settings.mask_errors,
         max_depth=settings.max_json_depth,
+        max_result_bytes=settings.max_result_bytes,
+        max_streamed_result_bytes=settings.max_streamed_result_bytes,
     )
     state = state if state is not None else ServiceState(settings)
     tools = convert_toolsets(toolsets, violations=violations, policy=policy, state=state)

@@ -1,0 +1,232 @@
+"""How each request is answered: one ``application/json`` body, or an SSE stream.
+
+Clients read a JSON body of any size, but most read a server-sent event only up to
+1 MiB by default (the MCP Python SDK's and fastmcp's clients), and an SSE stream costs
+the server more. So a request is answered one JSON body unless its answer must stream:
+only a request that asks for progress (a ``_meta.progressToken``) can have anything
+sent before its result. Its stream opens when the first message other than its
+result is sent; until then nothing is, and a result that comes first is answered one
+JSON body, as any other. The JSON-RPC message is the same either way.
+
+A stateful session's requests of the ``initialize`` era are answered as the SDK
+answers them (a session may send its own requests to the client mid-call), each
+through the same wait for a first message before its stream opens.
+"""
+
+import json
+import re
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_runtime.sdk import answering_json, handshake_era
+from mcp_runtime.serving.front.posted import Posted
+
+__all__ = ["AnswerForm", "SseDeferral", "streams"]
+
+EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+ANSWER_HEAD = re.compile(
+    rb'\{"jsonrpc": ?"2\.0", ?"id": ?(?:-?\d+|"(?:[^"\\]|\\.)*"), ?"(?:result|error)":'
+)
+PARSED_AT_MOST = 65536
+
+
+def _is_request(message: object) -> bool:
+    return isinstance(message, dict) and "method" in message and "id" in message
+
+
+def streams(message: object) -> bool:
+    """Whether the answer to ``message`` may stream: it is a request asking for progress."""
+    if not _is_request(message):
+        return False
+    assert isinstance(message, dict)
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+class AnswerForm:
+    """Chooses, before the SDK serves a POST, how it answers: one JSON body, or a stream
+    that opens only once the call sends something before its result (:class:`SseDeferral`).
+
+    A 2026-07-28 client cancels a call by leaving: a call answered one JSON body is
+    cancelled when its client leaves before the answer, as the SDK cancels a streamed one.
+    """
+
+    def __init__(self, app: ASGIApp, *, path: str, stateless: bool) -> None:
+        self.app = app
+        self.path = path
+        self.stateless = stateless
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        modern = not handshake_era(scope)
+        session = not modern and not self.stateless
+        message = Posted.of(scope).message
+        if session or (streams(message) and _accepts_sse(scope)):
+            with answering_json(False):
+                await self.app(scope, receive, SseDeferral(send))
+            return
+        with answering_json(True):
+            if _is_request(message):
+                await _cancelled_when_the_client_leaves(self.app, scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+
+
+async def _cancelled_when_the_client_leaves(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """Serve the request with ``app``, cancelled if the client leaves before its answer.
+
+    The front's parts before this one read the whole body: the first message received
+    is all of it, and the next one tells the client has left (or the answer was sent).
+    """
+    whole = await receive()
+    left = anyio.Event()
+    handed: list[Message] = [whole]
+    answered = False
+
+    async def app_receive() -> Message:
+        if handed:
+            return handed.pop()
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def app_send(message: Message) -> None:
+        nonlocal answered
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            answered = True
+        await send(message)
+
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            left.set()
+            if not answered:
+                group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await app(scope, app_receive, app_send)
+        group.cancel_scope.cancel()
+
+
+class SseDeferral:
+    """A ``send`` that holds back an SSE answer until it carries a message other than the
+    result: a result that comes first goes out as one ``application/json`` body (the
+    stream's other headers kept), and comments and pings sent before it are dropped.
+    Any other answer passes as it is."""
+
+    __slots__ = ("decided", "held", "position", "send", "start")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.start: Message | None = None
+        self.held = b""
+        self.position = 0
+        self.decided = False
+
+    async def __call__(self, message: Message) -> None:
+        if self.decided:
+            await self.send(message)
+            return
+        if message["type"] == "http.response.start" and _is_sse(message):
+            self.start = message
+            return
+        if message["type"] != "http.response.body" or self.start is None:
+            self.decided = True
+            await self.send(message)
+            return
+        self.held += message.get("body", b"")
+        more = bool(message.get("more_body", False))
+        while (end := EVENT_END.search(self.held, self.position)) is not None:
+            data = _event_data(self.held[self.position : end.start()])
+            self.position = end.end()
+            if data is None:
+                continue  # a comment, a ping, an event without data
+            if _is_answer(data):
+                await self._answer_json(data)
+            else:
+                await self._open_stream(more)
+            return
+        if not more:
+            await self._open_stream(more)
+
+    async def _answer_json(self, data: bytes) -> None:
+        assert self.start is not None
+        self.decided = True
+        headers = [
+            (name, value)
+            for name, value in self.start.get("headers", [])
+            if name.lower() not in (b"content-type", b"content-length", b"cache-control")
+        ]
+        headers += [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(data)).encode()),
+        ]
+        await self.send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self.send({"type": "http.response.body", "body": data, "more_body": False})
+        self.send = _discard
+        self.held = b""
+
+    async def _open_stream(self, more: bool) -> None:
+        assert self.start is not None
+        self.decided = True
+        await self.send(self.start)
+        await self.send({"type": "http.response.body", "body": self.held, "more_body": more})
+        self.held = b""
+
+
+async def _discard(message: Message) -> None:
+    """Drops what the SDK sends after a result already answered as JSON."""
+
+
+def _is_sse(start: Message) -> bool:
+    for name, value in start.get("headers", []):
+        if name.lower() == b"content-type":
+            return bool(value.lower().startswith(b"text/event-stream"))
+    return False
+
+
+def _event_data(event: bytes) -> bytes | None:
+    """The data of one SSE event (its ``data:`` lines joined); None when it has none."""
+    lines = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+    joined = b"\n".join(data)
+    return joined or None
+
+
+def _is_answer(data: bytes) -> bool:
+    """Whether an event's data is a JSON-RPC answer (a result or an error), not a
+    notification or a request of the server's.
+
+    The SDK writes an answer's members in the order ``jsonrpc``, ``id``, then ``result``
+    or ``error``, so its head tells. Any other short message is parsed; a long one that
+    does not start so is not taken for an answer (its stream opens, as the SDK sent it).
+    """
+    if ANSWER_HEAD.match(data) is not None:
+        return True
+    if len(data) > PARSED_AT_MOST:
+        return False
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and "id" in message
+        and ("result" in message or "error" in message)
+    )
+
+
+def _accepts_sse(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"accept":
+            lowered = value.lower()
+            return b"text/event-stream" in lowered or b"*/*" in lowered
+    return False
