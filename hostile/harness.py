@@ -230,17 +230,21 @@ class Server:
         *,
         seconds: float = ANSWER_SECONDS,
         era: str = PROTOCOL,
+        progress: bool = False,
     ) -> Answer:
-        """``tools/call`` over raw HTTP, as a client of ``era`` sends it; any
-        ``structuredContent`` is validated on the way."""
+        """``tools/call`` over raw HTTP, as a client of ``era`` sends it (asking for
+        ``progress``); any ``structuredContent`` is validated on the way."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        meta: dict[str, Any] = {"progressToken": "progress"} if progress else {}
         headers: dict[str, str] = {}
         if era != PROTOCOL:  # stateless: the revision in every request, and routing headers
-            params["_meta"] = {
+            meta |= {
                 "io.modelcontextprotocol/protocolVersion": era,
                 "io.modelcontextprotocol/clientCapabilities": {},
             }
             headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": name}
+        if meta:
+            params["_meta"] = meta
         request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         answer = self.post(request, headers=headers, seconds=seconds)
         try:

@@ -73,3 +73,15 @@ def test_a_run_configuration_is_not_an_argument(server: Server) -> None:
     schema = server.tools()["configured"]["inputSchema"]
     assert "config" not in schema.get("properties", {}), schema
     assert "config" not in schema.get("required", []), schema
+
+
+@pytest.mark.parametrize(("name", "arguments"), CASES, ids=[f"{n}-{a}" for n, a in CASES])
+def test_asking_for_progress_changes_nothing_of_the_answer_but_may_stream_it(
+    server: Server, name: str, arguments: dict[str, Any], era: str
+) -> None:
+    """A call answered one JSON body, and the same call asking for progress (which none
+    of these tools reports, so its answer is JSON too): the same JSON-RPC message."""
+    plain = server.call(name, arguments, era=era)
+    asked = server.call(name, arguments, era=era, progress=True)
+    assert plain.content_type == asked.content_type == "application/json"
+    assert plain.message == asked.message
