@@ -5,10 +5,12 @@
    function registered natively in the SDK's MCPServer with structured output.
 2. The startup gate: time per tool for 10, 100 and 1,000 generated tools, against the
    SDK's own conversion of the same functions (``Tool.from_function``, no contract).
-3. Stateless streamable HTTP throughput and p50/p99 latency: the service's app against
-   fastmcp 4.x and against the SDK's MCPServer, each serving the same tool natively on
-   the same mcp, each under uvicorn on loopback (fastmcp's row needs fastmcp installed:
-   ``nox -s benchmark`` adds it).
+3. Stateless streamable HTTP throughput and p50/p99 latency, in each era (a client of
+   2025-11-25, and of 2026-07-28): the service's app against the SDK's MCPServer
+   answering JSON (``json_response=True``) and answering SSE (its default), against
+   fastmcp 4.x, each serving the same tool natively on the same mcp, and against a bare
+   ASGI responder that answers a fixed body (the floor); each under uvicorn on
+   loopback (fastmcp's row needs fastmcp installed: ``nox -s benchmark`` adds it).
 4. The checks that keep every answer sendable (nesting depth, valid Unicode): a
    result's whole answer against the same validation and serialization without them.
 5. Tracing and metrics: per call of the served tool alone, per tools/call in memory
@@ -36,6 +38,7 @@ import threading
 import time
 import types
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, NotRequired
 
 import httpx2
@@ -198,22 +201,59 @@ class Served:
         self.thread.join()
 
 
+MODERN = "2026-07-28"
+
+
+async def bare_responder(scope: Any, receive: Any, send: Any) -> None:
+    """The floor: an ASGI app that reads the body and answers a fixed JSON-RPC result."""
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        message = await receive()
+        more = message.get("more_body", False)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": BARE_ANSWER})
+
+
+BARE_ANSWER = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "content": [{"type": "text", "text": json.dumps(GREETING)}],
+            "structuredContent": GREETING,
+            "isError": False,
+        },
+    }
+).encode()
+
+
 async def load(
-    url: str, seconds: float, concurrency: int, token: str | None = None
+    url: str, seconds: float, concurrency: int, token: str | None = None, era: str = "2025-11-25"
 ) -> tuple[float, list[float]]:
     """Calls per second and each call's latency, with ``concurrency`` callers for ``seconds``.
 
-    Each request sends ``token`` as its bearer token, if one is given.
+    Each request sends ``token`` as its bearer token, if one is given, and is sent as a
+    client of ``era`` sends it.
     """
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "hello", "arguments": {"name": "Ada"}},
-    }
+    params: dict[str, Any] = {"name": "hello", "arguments": {"name": "Ada"}}
+    if era == MODERN:
+        headers |= {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "hello"}
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
     async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
@@ -399,13 +439,18 @@ def main() -> None:
     settings = ServiceSettings(stateless=True, auth="none")
     toolset = Toolset("hello", (tool("hello")(greet_async),))
     service_app = build_app(build_server([toolset], name="contract", settings=settings), settings)
-    plain_app = native_server(greet_async).streamable_http_app(stateless_http=True)
+    json_app = native_server(greet_async).streamable_http_app(
+        stateless_http=True, json_response=True
+    )
+    sse_app = native_server(greet_async).streamable_http_app(stateless_http=True)
     fastmcp = fastmcp_app(greet_async)
     with (
         LocalIssuer() as issuer,
-        Served(plain_app) as plain_url,
+        Served(bare_responder) as bare_url,
+        Served(json_app) as json_url,
+        Served(sse_app) as sse_url,
         Served(service_app) as url,
-        Served(fastmcp or plain_app) as fastmcp_url,
+        Served(fastmcp or sse_app) as fastmcp_url,
     ):
         oauth = ServiceSettings(
             stateless=True,
@@ -417,32 +462,42 @@ def main() -> None:
         oauth_app = build_app(build_server([toolset], name="contract", settings=oauth), oauth)
         token = issuer.token(audience=oauth.resource_url, expires_in=3600)
         with Served(oauth_app) as oauth_url:
-            fastmcp_runs, plain_runs, service_runs, oauth_runs = interleaved(
-                rounds,
-                lambda: load(fastmcp_url, seconds, 8),
-                lambda: load(plain_url, seconds, 8),
-                lambda: load(url, seconds, 8),
-                lambda: load(oauth_url, seconds, 8, token),
-            )
-    measured = (
-        *((("fastmcp 4.x", fastmcp_runs),) if fastmcp is not None else ()),
-        ("SDK MCPServer", plain_runs),
-        ("service", service_runs),
-        ("service, OAuth", oauth_runs),
-    )
-    for label, runs in measured:
-        throughput = statistics.median(rate for rate, _ in runs)
-        latencies = [latency for _, run in runs for latency in run]
-        p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
-        print(f"   {label:14s} {throughput:8.1f} calls/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
-    plain_rate = statistics.median(rate for rate, _ in plain_runs)
-    service_rate = statistics.median(rate for rate, _ in service_runs)
-    oauth_rate = statistics.median(rate for rate, _ in oauth_runs)
-    if fastmcp is not None:
-        fastmcp_rate = statistics.median(rate for rate, _ in fastmcp_runs)
-        print(f"   service / fastmcp 4.x throughput = {service_rate / fastmcp_rate:.3f}")
-    print(f"   service / SDK MCPServer throughput = {service_rate / plain_rate:.3f}")
-    print(f"   service with OAuth / service without throughput = {oauth_rate / service_rate:.3f}")
+            targets: dict[str, tuple[str, str | None]] = {
+                "bare ASGI responder": (bare_url, None),
+                "SDK MCPServer, JSON": (json_url, None),
+                "SDK MCPServer, SSE": (sse_url, None),
+                **({"fastmcp 4.x": (fastmcp_url, None)} if fastmcp is not None else {}),
+                "service": (url, None),
+                "service, OAuth": (oauth_url, token),
+            }
+            for era in ("2025-11-25", MODERN):
+                print(f"   a client of {era}:")
+                runs = interleaved(
+                    rounds,
+                    *(
+                        partial(load, target, seconds, 8, key, era)
+                        for target, key in targets.values()
+                    ),
+                )
+                era_rates: dict[str, float] = {}
+                for label, label_runs in zip(targets, runs, strict=True):
+                    era_rates[label] = statistics.median(rate for rate, _ in label_runs)
+                    latencies = [latency for _, run in label_runs for latency in run]
+                    p50 = percentile(latencies, 0.5) * 1e3
+                    p99 = percentile(latencies, 0.99) * 1e3
+                    print(
+                        f"     {label:20s} {era_rates[label]:8.1f} calls/s"
+                        f"   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms"
+                    )
+                service_rate = era_rates["service"]
+                for baseline in ("SDK MCPServer, JSON", "SDK MCPServer, SSE", "fastmcp 4.x"):
+                    if baseline in era_rates:
+                        ratio = service_rate / era_rates[baseline]
+                        print(f"     service / {baseline} throughput = {ratio:.3f}")
+                fraction = service_rate / era_rates["bare ASGI responder"]
+                print(f"     service / bare ASGI responder throughput = {fraction:.3f}")
+                ratio = era_rates["service, OAuth"] / service_rate
+                print(f"     service with OAuth / service without throughput = {ratio:.3f}")
 
     print("4. per answer: building it without and with the checks (depth, Unicode)")
     for label, function in (("typed rows", table), ("free-form rows", free_table)):

@@ -25,11 +25,13 @@ clients' token; under ``demo-header``, with the demo credential enabled
   settings it printed, and the README's Inspector command sending the token;
 - three of these at a time (each waits on its own client more than it computes);
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
-  its tools rewritten, ``contract --write``) and served alone, then progress and
-  cancellation through the TypeScript clients (``ts_long_calls.mjs``: the 1.x SDK,
-  which posts ``notifications/cancelled``, and the 2.x client pinned to 2026-07-28,
-  which closes the call's response stream), each of which also finds the call's
-  ``cancelled`` outcome in the serve log; the client's reason to
+  its tools rewritten, ``contract --write``) and served alone, then progress,
+  cancellation and results of 5 and 20 MB through the TypeScript clients
+  (``ts_long_calls.mjs``: the 1.x SDK and the 2.x client negotiating legacy, which
+  post ``notifications/cancelled``, and the 2.x client pinned to 2026-07-28, which
+  closes the call's response stream), each of which also finds the call's
+  ``cancelled`` outcome in the serve log, and results of 5 and 20 MB through fastmcp's
+  ``Client`` in both eras (``fastmcp_client.py``); the client's reason to
   cancel must not be logged. It runs last: the service then has a third toolset, so
   run the check on a fresh render.
 
@@ -80,7 +82,8 @@ LANGCHAIN_ENV = [
 CANCEL_REASON = "the ts-sdk check no longer needs it"
 # The long-calls toolset's module, written over what scripts/new-toolset generated.
 LONG_CALLS = '''\
-"""The long-calls toolset: a call that reports its progress, and one that waits to be cancelled."""
+"""The long-calls toolset: a call that reports its progress, one that waits to be cancelled,
+and one whose result is as large as asked."""
 
 import asyncio
 import os
@@ -101,6 +104,12 @@ class CountUpResult(ToolResult):
 
 class WaitForCancelResult(ToolResult):
     """The wait ended without a cancel."""
+
+
+class BigResult(ToolResult):
+    """Characters of data."""
+
+    data: NotRequired[str]
 
 
 @tool_metadata(title="Count up, step by step", read_only=True, idempotent=True, open_world=False)
@@ -128,6 +137,20 @@ async def wait_for_cancel() -> WaitForCancelResult | ToolError:
     return WaitForCancelResult(message="waited a minute, and nobody cancelled the call")
 
 
+@tool_metadata(title="A large result", read_only=True, idempotent=True, open_world=False)
+@tool
+async def big_result(
+    megabytes: Annotated[int, Field(ge=1, le=30, description="Megabytes of data, 1 to 30.")],
+    seconds: Annotated[float, Field(ge=0, le=30, description="Seconds to wait first.")] = 0,
+    steps: Annotated[int, Field(ge=0, le=10, description="Progress steps to report.")] = 0,
+) -> BigResult | ToolError:
+    """Answer `megabytes` million characters of data after `seconds`, reporting `steps`."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step}")
+    await asyncio.sleep(seconds)
+    return BigResult(message=f"{megabytes} MB", data="x" * (megabytes * 1_000_000))
+
+
 def mark(name: str) -> None:
     """Leave an empty file ``name`` in the folder LONG_CALLS_DIR names, when it names one."""
     folder = os.environ.get("LONG_CALLS_DIR")
@@ -135,7 +158,7 @@ def mark(name: str) -> None:
         (Path(folder) / name).touch()
 
 
-TOOLS = [count_up, wait_for_cancel]
+TOOLS = [count_up, wait_for_cancel, big_result]
 '''
 failures: list[str] = []
 
@@ -449,7 +472,7 @@ def script(client: str, command: list[str], cwd: Path, env: dict[str, str]) -> N
 def add_long_calls(service: Path, slug: str) -> bool:
     """Add the long-calls toolset as a team would; whether every step succeeded.
 
-    ``scripts/new-toolset long_calls``, then its module rewritten with the two tools of
+    ``scripts/new-toolset long_calls``, then its module rewritten with the tools of
     ``LONG_CALLS``, the generated tests of the example tool removed, and the contract
     recorded with ``contract --write`` (which runs the startup gate on the new tools).
     """
@@ -467,8 +490,9 @@ def add_long_calls(service: Path, slug: str) -> bool:
 
 
 def long_calls(service: Path, slug: str) -> None:
-    """Progress and cancellation through the TypeScript clients (the 1.x SDK, and the 2.x
-    client pinned to 2026-07-28); no cancel reason logged."""
+    """Progress, cancellation and large results through the TypeScript clients (the 1.x
+    SDK, and the 2.x client negotiating legacy and pinned to 2026-07-28), and large
+    results through fastmcp's client in both eras, beside them; no cancel reason logged."""
     if not add_long_calls(service, slug):
         return
     port = free_port()
@@ -484,14 +508,17 @@ def long_calls(service: Path, slug: str) -> None:
         ) as url,
     ):
         log = service / f"serve-{port}.log"
+        fastmcp = [*LANGCHAIN_ENV, str(HERE / "fastmcp_client.py"), url]
+        beside = ThreadPoolExecutor(1).submit(script, "fastmcp client", fastmcp, HERE, {})
         command = ["node", str(HERE / "ts_long_calls.mjs"), url]
-        for flavour in ("sdk-1", "2026-07-28"):
+        for flavour in ("sdk-1", "legacy", "2026-07-28"):
             for marker in Path(markers).iterdir():
                 marker.unlink()
             environment = {"LONG_CALLS_DIR": markers, "SERVE_LOG": str(log)}
             script(
                 f"ts client ({flavour})", command, HERE, {**environment, "MCP_TS_CLIENT": flavour}
             )
+        beside.result()
         leaked = "the client's reason is in it" if CANCEL_REASON in log.read_text() else None
         report("serve log", "wait_for_cancel: no reason to cancel logged", leaked)
 

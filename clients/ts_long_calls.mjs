@@ -13,9 +13,15 @@
 //   and the service's log (SERVE_LOG) has the call's outcome `cancelled`, while this
 //   client stays connected: the cancel stopped the call, not a disconnect.
 //
+// - big_result: 5 and 20 MB results arrive whole, at once, after 16 s (past the 15 s
+//   after which a 2026-07-28 answer could turn into a stream) and from a call that
+//   reports progress nobody asked for; a call that reports progress to this client,
+//   which asked for it, streams, and its 5 MB result answers result_too_large.
+//
 // MCP_TS_CLIENT says which client: "sdk-1", the 1.x SDK (2025 revisions: it cancels by
-// posting notifications/cancelled), or "2026-07-28", the 2.x client pinned to that
-// revision (it cancels by closing the call's response stream).
+// posting notifications/cancelled), "legacy", the 2.x client negotiating with
+// initialize (it cancels the same way), or "2026-07-28", the 2.x client pinned to
+// that revision (it cancels by closing the call's response stream).
 //
 // Usage: MCP_TS_CLIENT=FLAVOUR LONG_CALLS_DIR=FOLDER SERVE_LOG=FILE node ts_long_calls.mjs URL
 // Exit status 0 when every check passes; otherwise 1, each failure printed as a FAIL line.
@@ -26,9 +32,10 @@ import { deepStrictEqual } from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const flavour = process.env.MCP_TS_CLIENT ?? "sdk-1";
-if (!["sdk-1", "2026-07-28"].includes(flavour)) throw new Error(`unknown MCP_TS_CLIENT ${flavour}`);
+if (!["sdk-1", "legacy", "2026-07-28"].includes(flavour)) throw new Error(`unknown MCP_TS_CLIENT ${flavour}`);
 const modern = flavour === "2026-07-28";
-const { Client, StreamableHTTPClientTransport } = modern
+const v2 = flavour !== "sdk-1";
+const { Client, StreamableHTTPClientTransport } = v2
   ? await import("@modelcontextprotocol/client")
   : {
       ...(await import("@modelcontextprotocol/sdk/client/index.js")),
@@ -54,7 +61,7 @@ async function check(tool, what, body) {
 
 // A call with request options: the 2.x client takes them second, the 1.x SDK third.
 function callTool(params, options) {
-  return modern ? client.callTool(params, options) : client.callTool(params, undefined, options);
+  return v2 ? client.callTool(params, options) : client.callTool(params, undefined, options);
 }
 
 async function eventually(holds, what) {
@@ -71,7 +78,7 @@ const logStart = readFileSync(process.env.SERVE_LOG).length;
 const logged = (line, what) =>
   eventually(() => readFileSync(process.env.SERVE_LOG).subarray(logStart).toString("utf8").includes(line), what);
 
-const options = modern ? { versionNegotiation: { mode: { pin: flavour } } } : {};
+const options = v2 ? { versionNegotiation: { mode: modern ? { pin: flavour } : "legacy" } } : {};
 const client = new Client({ name: "ts-long-calls-check", version: "1.0.0" }, options);
 await client.connect(new StreamableHTTPClientTransport(url));
 if (modern) deepStrictEqual(client.getNegotiatedProtocolVersion(), flavour, "the revision spoken");
@@ -116,6 +123,39 @@ await check("wait_for_cancel", "an aborted call is cancelled on the server", asy
   // 2026-07-28 the closed response stream of this one call) can have stopped the tool.
   await appears("cancelled", "the tool's cancellation cleanup ran");
   await logged("tool=wait_for_cancel outcome=cancelled", "the serve log has the outcome cancelled");
+});
+
+const MB = 1_000_000;
+const LONG = { timeout: 60_000 };
+async function bigResult(megabytes, seconds, steps, options) {
+  const result = await callTool({ name: "big_result", arguments: { megabytes, seconds, steps } }, options);
+  deepStrictEqual(result.isError ?? false, false, `isError: ${JSON.stringify(result).slice(0, 300)}`);
+  deepStrictEqual(result.structuredContent.message, `${megabytes} MB`, "message");
+  deepStrictEqual(result.structuredContent.data.length, megabytes * MB, "the data's length");
+}
+
+await check("big_result", "5 and 20 MB results, at once, after 16 s and reporting progress", async () => {
+  await Promise.all(
+    [5, 20].flatMap((megabytes) => [
+      bigResult(megabytes, 0, 0, LONG),
+      bigResult(megabytes, 16, 0, LONG),
+      bigResult(megabytes, 0, 3, LONG),
+    ]),
+  );
+});
+
+await check("big_result", "a streamed answer too large for clients answers result_too_large", async () => {
+  const reports = [];
+  const result = await callTool(
+    { name: "big_result", arguments: { megabytes: 5, steps: 2 } },
+    { ...LONG, onprogress: (report) => reports.push(report.progress) },
+  );
+  deepStrictEqual(reports, [1, 2], "the progress reports");
+  deepStrictEqual(result.isError, true, "isError");
+  deepStrictEqual(result.structuredContent.error, "result_too_large", "the ToolError's kind");
+  if (!result.structuredContent.detail.includes("MCP_MAX_STREAMED_RESULT_BYTES")) {
+    throw new Error(`the detail names no setting: ${result.structuredContent.detail}`);
+  }
 });
 
 await client.close();

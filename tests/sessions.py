@@ -70,7 +70,8 @@ PROVES = {
         "client setups; the rendered README's quick start under `oauth` as written "
         "(`dev-token`, `serve` with its settings, the Inspector sending the token: `whoami` "
         "answers its subject); a lone surrogate answered by its call's id; progress and "
-        "cancellation in both eras"
+        "cancellation in both eras; results of 5 and 20 MB, at once, after 16 s and reporting "
+        "progress, through the TypeScript clients and fastmcp's `Client` on their defaults"
     ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "
