@@ -28,20 +28,24 @@ Run it in a rendered service's environment (``nox -s benchmark`` does):
 
 import argparse
 import asyncio
+import contextlib
+import importlib.util
 import json
 import logging
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import types
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, NotRequired
+from urllib.parse import urlsplit
 
-import httpx2
 import jsonschema
 import uvicorn
 from langchain_core.tools import StructuredTool, tool
@@ -94,17 +98,6 @@ def native_server(function: Callable[..., Any]) -> MCPServer:
     server = MCPServer("native")
     server.add_tool(function, name="hello", structured_output=True)
     return server
-
-
-def fastmcp_app(function: Callable[..., Any]) -> Any:
-    """fastmcp 4.x serving the same function statelessly; None when it is not installed."""
-    try:
-        from fastmcp import FastMCP as FastMCP4  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    server = FastMCP4("fastmcp")
-    server.tool(function, name="hello")
-    return server.http_app(path="/mcp", stateless_http=True)
 
 
 def contract_server(function: Callable[..., Any]) -> MCPServer:
@@ -181,6 +174,78 @@ def gate_per_tool(count: int, convert: Callable[[StructuredTool], object]) -> fl
     return statistics.median(timings)
 
 
+SERVER_CORES = {0}
+CALLER_CORES = {1}
+
+
+def http_targets() -> dict[str, tuple[str, str | None]]:
+    """Each server of the HTTP rows: its factory in ``http_targets.py``, and ``oauth``
+    when it verifies bearer tokens. fastmcp's row only when fastmcp is installed."""
+    targets: dict[str, tuple[str, str | None]] = {
+        "bare ASGI responder": ("bare", None),
+        "SDK MCPServer, JSON": ("sdk_json", None),
+        "SDK MCPServer, SSE": ("sdk_sse", None),
+    }
+    if importlib.util.find_spec("fastmcp") is not None:
+        targets["fastmcp 4.x"] = ("fastmcp", None)
+    targets["service"] = ("service", None)
+    targets["service, OAuth"] = ("service", "oauth")
+    return targets
+
+
+@contextlib.contextmanager
+def on_cores(cores: set[int]) -> Iterator[None]:
+    """Within the block, this process runs on ``cores`` only (where the system allows)."""
+    if not hasattr(os, "sched_setaffinity") or not cores <= os.sched_getaffinity(0):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cores)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+class ServedProcess:
+    """``http_targets.FACTORY`` under uvicorn in a process of its own, on one core."""
+
+    def __init__(self, factory: str, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.command = [
+            *(sys.executable, "-m", "uvicorn", "--factory", f"http_targets:{factory}"),
+            *("--app-dir", str(Path(__file__).parent), "--host", "127.0.0.1"),
+            *("--port", str(self.port), "--log-level", "error", "--no-access-log"),
+        ]
+        self.env = {**os.environ, **env}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> str:
+        cores = SERVER_CORES if os.sched_getaffinity(0) >= SERVER_CORES else None
+        self.process = subprocess.Popen(
+            self.command,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{self.command} did not start") from None
+                time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
 class Served:
     """An ASGI app under uvicorn on a free loopback port, in a thread."""
 
@@ -204,37 +269,6 @@ class Served:
 MODERN = "2026-07-28"
 
 
-async def bare_responder(scope: Any, receive: Any, send: Any) -> None:
-    """The floor: an ASGI app that reads the body and answers a fixed JSON-RPC result."""
-    if scope["type"] != "http":
-        return
-    more = True
-    while more:
-        message = await receive()
-        more = message.get("more_body", False)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"application/json")],
-        }
-    )
-    await send({"type": "http.response.body", "body": BARE_ANSWER})
-
-
-BARE_ANSWER = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "result": {
-            "content": [{"type": "text", "text": json.dumps(GREETING)}],
-            "structuredContent": GREETING,
-            "isError": False,
-        },
-    }
-).encode()
-
-
 async def load(
     url: str, seconds: float, concurrency: int, token: str | None = None, era: str = "2025-11-25"
 ) -> tuple[float, list[float]]:
@@ -253,23 +287,62 @@ async def load(
             "io.modelcontextprotocol/protocolVersion": MODERN,
             "io.modelcontextprotocol/clientCapabilities": {},
         }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    address = urlsplit(url)
+    head = f"POST {address.path} HTTP/1.1\r\nhost: {address.netloc}\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers.items()
+    )
+    request = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
 
-        async def caller() -> None:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                response = await client.post(url, json=body)
-                assert response.status_code == 200
-                assert "Hello, Ada!" in response.text
-                latencies.append(time.perf_counter() - started)
+    async def caller() -> None:
+        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        while time.perf_counter() < deadline:
+            if connection is None:
+                connection = await asyncio.open_connection(address.hostname, address.port)
+            reader, writer = connection
+            started = time.perf_counter()
+            writer.write(request)
+            status, answer, keep_alive = await read_response(reader)
+            latencies.append(time.perf_counter() - started)
+            assert status == 200, (status, answer[:300])
+            assert b"Hello, Ada!" in answer, answer[:300]
+            if not keep_alive:
+                writer.close()
+                connection = None
+        if connection is not None:
+            connection[1].close()
 
-        started = time.perf_counter()
-        await asyncio.gather(*(caller() for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
+    started = time.perf_counter()
+    await asyncio.gather(*(caller() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - started
     return len(latencies) / elapsed, latencies
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
+    """One HTTP/1.1 response: its status, its body (whole, or its chunks joined), and
+    whether the connection stays open. The load's own client: a general one (httpx2)
+    costs more than the fastest servers here, and would measure itself."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    fields = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            fields[name.strip().lower()] = value.strip().lower()
+    if "content-length" in fields:
+        answer = await reader.readexactly(int(fields["content-length"]))
+    else:  # chunked
+        chunks = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
+            chunks.append(await reader.readexactly(size + 2))
+            if size == 0:
+                break
+        answer = b"".join(chunk[:-2] for chunk in chunks)
+    return status, answer, fields.get("connection") != "close"
 
 
 class Row(TypedDict):
@@ -392,13 +465,7 @@ def interleaved(rounds: int, *runs: Callable[[], Awaitable[Any]]) -> list[list[A
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    calls, rounds, seconds = (200, 2, 1.0) if args.quick else (2000, 5, 5.0)
-
+def section_1(calls: int, rounds: int, seconds: float) -> None:
     print("1. per tools/call over an in-memory session, median of medians")
     variants = {
         "async tool": (greet_async, greet_async),
@@ -427,6 +494,8 @@ def main() -> None:
             jsonschema.validate(payload, schema)
         print(f"   {label:26s} {(time.perf_counter() - started) / calls * 1e6:7.1f} us")
 
+
+def section_2(calls: int, rounds: int, seconds: float) -> None:
     print("2. startup gate, time per tool, against the SDK's own conversion (no contract)")
     for count in (10, 100, 1000):
         gate, sdk = gate_per_tool(count, to_mcp_tool), gate_per_tool(count, sdk_conversion)
@@ -435,52 +504,35 @@ def main() -> None:
             f"   SDK Tool.from_function {sdk * 1e3:.3f} ms   ratio {gate / sdk:.3f}"
         )
 
-    print(f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs")
-    settings = ServiceSettings(stateless=True, auth="none")
-    toolset = Toolset("hello", (tool("hello")(greet_async),))
-    service_app = build_app(build_server([toolset], name="contract", settings=settings), settings)
-    json_app = native_server(greet_async).streamable_http_app(
-        stateless_http=True, json_response=True
+
+def section_3(calls: int, rounds: int, seconds: float) -> None:
+    print(
+        f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs; "
+        "each server a process of its own on one core, the callers on another"
     )
-    sse_app = native_server(greet_async).streamable_http_app(stateless_http=True)
-    fastmcp = fastmcp_app(greet_async)
-    with (
-        LocalIssuer() as issuer,
-        Served(bare_responder) as bare_url,
-        Served(json_app) as json_url,
-        Served(sse_app) as sse_url,
-        Served(service_app) as url,
-        Served(fastmcp or sse_app) as fastmcp_url,
-    ):
-        oauth = ServiceSettings(
-            stateless=True,
-            auth="oauth",
-            oauth_issuer=issuer.issuer,
-            oauth_jwks_url=issuer.jwks_url,
-            resource_url="http://127.0.0.1/mcp",  # the tokens' audience
-        )
-        oauth_app = build_app(build_server([toolset], name="contract", settings=oauth), oauth)
-        token = issuer.token(audience=oauth.resource_url, expires_in=3600)
-        with Served(oauth_app) as oauth_url:
-            targets: dict[str, tuple[str, str | None]] = {
-                "bare ASGI responder": (bare_url, None),
-                "SDK MCPServer, JSON": (json_url, None),
-                "SDK MCPServer, SSE": (sse_url, None),
-                **({"fastmcp 4.x": (fastmcp_url, None)} if fastmcp is not None else {}),
-                "service": (url, None),
-                "service, OAuth": (oauth_url, token),
-            }
+    targets = http_targets()
+    with LocalIssuer() as issuer, contextlib.ExitStack() as servers:
+        oauth = {
+            "MCP_AUTH": "oauth",
+            "MCP_OAUTH_ISSUER": issuer.issuer,
+            "MCP_OAUTH_JWKS_URL": issuer.jwks_url,
+            "MCP_RESOURCE_URL": "http://127.0.0.1/mcp",  # the tokens' audience
+        }
+        token = issuer.token(audience=oauth["MCP_RESOURCE_URL"], expires_in=3600)
+        urls: dict[str, tuple[str, str | None]] = {}
+        for label, (factory, env) in targets.items():
+            environment = oauth if env == "oauth" else {"MCP_AUTH": "none"}
+            url = servers.enter_context(ServedProcess(factory, environment))
+            urls[label] = (url, token if env == "oauth" else None)
+        with on_cores(CALLER_CORES):
             for era in ("2025-11-25", MODERN):
                 print(f"   a client of {era}:")
                 runs = interleaved(
                     rounds,
-                    *(
-                        partial(load, target, seconds, 8, key, era)
-                        for target, key in targets.values()
-                    ),
+                    *(partial(load, url, seconds, 8, key, era) for url, key in urls.values()),
                 )
                 era_rates: dict[str, float] = {}
-                for label, label_runs in zip(targets, runs, strict=True):
+                for label, label_runs in zip(urls, runs, strict=True):
                     era_rates[label] = statistics.median(rate for rate, _ in label_runs)
                     latencies = [latency for _, run in label_runs for latency in run]
                     p50 = percentile(latencies, 0.5) * 1e3
@@ -499,6 +551,8 @@ def main() -> None:
                 ratio = era_rates["service, OAuth"] / service_rate
                 print(f"     service with OAuth / service without throughput = {ratio:.3f}")
 
+
+def section_4(calls: int, rounds: int, seconds: float) -> None:
     print("4. per answer: building it without and with the checks (depth, Unicode)")
     for label, function in (("typed rows", table), ("free-form rows", free_table)):
         for rows in (1, 100, 10_000):
@@ -508,6 +562,8 @@ def main() -> None:
                 f"   with {checked * 1e6:9.1f} us   ratio {checked / unchecked:.3f}"
             )
 
+
+def section_5(calls: int, rounds: int, seconds: float) -> None:
     print("5. tracing and metrics, against the same service with both off")
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(DroppingExporter()))
@@ -540,6 +596,8 @@ def main() -> None:
             print(
                 f"     {label:8s} {median:8.1f} us per call   ratio {median / medians['off']:.3f}"
             )
+    settings = ServiceSettings(stateless=True, auth="none")
+    toolset = Toolset("hello", (tool("hello")(greet_async),))
     observed_server = build_server([toolset], name="contract", settings=settings)
     state = state_of(observed_server)
     with Served(build_app(observed_server, settings)) as url:
@@ -555,12 +613,30 @@ def main() -> None:
     )
     provider.shutdown()
 
+
+def section_6(calls: int, rounds: int, seconds: float) -> None:
     print("6. startup: CPU of `python -m mcp_runtime contract`, against the collector running")
     shipped, collecting = startup_cpu(rounds * 2)
     print(
         f"   as shipped {shipped:6.3f} s   collecting {collecting:6.3f} s"
         f"   ratio {shipped / collecting:.3f}"
     )
+
+
+SECTIONS = {1: section_1, 2: section_2, 3: section_3, 4: section_4, 5: section_5, 6: section_6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    parser.add_argument(
+        "--sections", default="1,2,3,4,5,6", help="the sections to run, comma-separated"
+    )
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    calls, rounds, seconds = (200, 2, 1.0) if args.quick else (2000, 5, 5.0)
+    for number in sorted(int(part) for part in args.sections.split(",")):
+        SECTIONS[number](calls, rounds, seconds)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ answers them (a session may send its own requests to the client mid-call), each
 through the same wait for a first message before its stream opens.
 """
 
+import asyncio
 import json
 import re
 
@@ -29,6 +30,7 @@ ANSWER_HEAD = re.compile(
     rb'\{"jsonrpc": ?"2\.0", ?"id": ?(?:-?\d+|"(?:[^"\\]|\\.)*"), ?"(?:result|error)":'
 )
 PARSED_AT_MOST = 65536
+WATCH_AFTER = 0.05  # seconds a JSON answer's call runs before its client is watched
 
 
 def _is_request(message: object) -> bool:
@@ -84,35 +86,67 @@ async def _cancelled_when_the_client_leaves(
     The front's parts before this one read the whole body: the first message received
     is all of it, and the next one tells the client has left (or the answer was sent).
     """
-    whole = await receive()
-    left = anyio.Event()
-    handed: list[Message] = [whole]
-    answered = False
+    watch = LeaveWatch(await receive(), receive)
+    timer = asyncio.get_running_loop().call_later(WATCH_AFTER, watch.start)
+    try:
+        with watch.scope:
+            await app(scope, watch.receive, watch.sending(send))
+    finally:
+        timer.cancel()
+        watch.stop()
 
-    async def app_receive() -> Message:
-        if handed:
-            return handed.pop()
-        await left.wait()
+
+class LeaveWatch:
+    """Watches, once :meth:`start` is called, for the client of one request to leave
+    before its answer is sent, and then cancels :attr:`scope`.
+
+    Started only for a call still running after :data:`WATCH_AFTER` seconds: most calls
+    are answered sooner, and cost no watching task.
+    """
+
+    __slots__ = ("answered", "handed", "left", "scope", "task", "upstream")
+
+    def __init__(self, whole: Message, upstream: Receive) -> None:
+        self.handed: list[Message] = [whole]
+        self.upstream = upstream
+        self.left = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.answered = False
+        self.task: asyncio.Task[None] | None = None
+
+    async def receive(self) -> Message:
+        """The app's ``receive``: the whole body, then a disconnect once the client left."""
+        if self.handed:
+            return self.handed.pop()
+        if self.task is None:
+            self.start()
+        await self.left.wait()
         return {"type": "http.disconnect"}
 
-    async def app_send(message: Message) -> None:
-        nonlocal answered
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            answered = True
-        await send(message)
+    def sending(self, send: Send) -> Send:
+        """The app's ``send``: notes when the answer is whole."""
 
-    async with anyio.create_task_group() as group:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.answered = True
+            await send(message)
 
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            left.set()
-            if not answered:
-                group.cancel_scope.cancel()
+        return sending
 
-        group.start_soon(watch)
-        await app(scope, app_receive, app_send)
-        group.cancel_scope.cancel()
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._watch())
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    async def _watch(self) -> None:
+        while (await self.upstream())["type"] != "http.disconnect":
+            pass
+        self.left.set()
+        if not self.answered:
+            self.scope.cancel()
 
 
 class SseDeferral:

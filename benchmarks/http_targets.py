@@ -1,0 +1,98 @@
+"""The servers the streamable HTTP rows of ``contract_cost.py`` load, as app factories.
+
+Each serves the same tool, ``hello``, statelessly at ``/mcp``; ``contract_cost.py``
+runs each in a process of its own, pinned to one core, under the same uvicorn:
+
+    python -m uvicorn --factory http_targets:NAME --app-dir benchmarks --port PORT
+"""
+
+import json
+from typing import Any, NotRequired
+
+from langchain_core.tools import tool
+
+from mcp_runtime import ToolResult
+from mcp_runtime.config.settings import load_settings
+from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.observability.logs import configure_logging
+from mcp_runtime.sdk import MCPServer
+from mcp_runtime.serving.http_app import process_app
+from mcp_runtime.serving.server import build_server
+
+GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
+
+
+class HelloResult(ToolResult):
+    """A greeting."""
+
+    greeting: NotRequired[str]
+
+
+async def greet_async(name: str) -> HelloResult:
+    """Greet a person by name."""
+    return HelloResult(message=f"Hello, {name}!", greeting=f"Hello, {name}!")
+
+
+BARE_ANSWER = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "content": [{"type": "text", "text": json.dumps(GREETING)}],
+            "structuredContent": GREETING,
+            "isError": False,
+        },
+    }
+).encode()
+
+
+async def _bare(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        message = await receive()
+        more = message.get("more_body", False)
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": BARE_ANSWER})
+
+
+def bare() -> Any:
+    """The floor: reads the body and answers a fixed JSON-RPC result."""
+    return _bare
+
+
+def _native() -> MCPServer:
+    server = MCPServer("native")
+    server.add_tool(greet_async, name="hello", structured_output=True)
+    return server
+
+
+def sdk_json() -> Any:
+    """The SDK's MCPServer answering one JSON body (``json_response=True``)."""
+    return _native().streamable_http_app(stateless_http=True, json_response=True)
+
+
+def sdk_sse() -> Any:
+    """The SDK's MCPServer answering SSE (its default)."""
+    return _native().streamable_http_app(stateless_http=True)
+
+
+def fastmcp() -> Any:
+    """fastmcp 4.x serving the same function statelessly."""
+    from fastmcp import FastMCP  # type: ignore[import-not-found]
+
+    server = FastMCP("fastmcp")
+    server.tool(greet_async, name="hello")
+    return server.http_app(path="/mcp", stateless_http=True)
+
+
+def service() -> Any:
+    """The service: the same function as a LangChain tool, through the runtime, as the
+    environment's settings say (``MCP_AUTH`` and the rest), in a process set up as
+    ``serve`` sets up each of its own: its logging (a line per call), then its app."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    toolset = Toolset("hello", (tool("hello")(greet_async),))
+    return process_app(settings, build_server([toolset], name="contract", settings=settings))
