@@ -11,12 +11,14 @@ The SDK's log lines that would carry request values are known here too, by logge
 and wording (:data:`SDK_LOG_REWRITES`), for the runtime's log filter.
 """
 
+import json
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from mcp import types as mcp_types
@@ -34,14 +36,32 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.tools import Tool as SDKTool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.request_state import RequestStateBoundary
+from mcp.server.runner import modern_error_data
+from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import UrlElicitationRequiredError
-from mcp.types import RequestId, RequestParamsMeta
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import BaseModel
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp.types import (
+    INTERNAL_ERROR,
+    CallToolResult,
+    ErrorData,
+    RequestId,
+    RequestParams,
+    RequestParamsMeta,
+    TextContent,
+)
+from mcp_types import methods as mcp_methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
 from starlette.types import Receive, Scope, Send
 
 __all__ = [
@@ -49,6 +69,8 @@ __all__ = [
     "AccessToken",
     "AuthSettings",
     "BearerCheck",
+    "DirectCall",
+    "DirectCalls",
     "LogRewrite",
     "MCPServer",
     "SDKTool",
@@ -60,6 +82,7 @@ __all__ = [
     "answers_chosen_per_request",
     "answers_json",
     "bearer_check",
+    "check_accept_headers",
     "first_arg",
     "func_metadata",
     "handshake_era",
@@ -75,6 +98,8 @@ __all__ = [
     "verified_token",
     "without_sdk_spans",
 ]
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     # The server's name before the SDK's 2.x line, which a service's tests may still
@@ -289,6 +314,146 @@ def bearer_check(server: MCPServer) -> BearerCheck | None:
     verifier = server._token_verifier
     auth = server.settings.auth
     return BearerCheck(verifier, auth) if verifier is not None and auth is not None else None
+
+
+# 2026-07-28 tools/call, answered without the SDK's request machinery --------------------
+
+Caller = Callable[[dict[str, Any], Any], Awaitable[CallToolResult]]
+"""Runs one call of a tool: its arguments and the request's context, to its result."""
+
+
+@dataclass(frozen=True)
+class DirectRequest:
+    """What the runtime reads of a request's context: the HTTP request, the JSON-RPC id,
+    the ``_meta`` (as the SDK parses it), the protocol revision."""
+
+    request: Request
+    request_id: RequestId
+    meta: RequestParamsMeta | None
+    protocol_version: str
+
+
+@dataclass(frozen=True)
+class DirectContext:
+    """The context a tool is called with on the direct path."""
+
+    request_context: DirectRequest
+
+
+@dataclass(frozen=True)
+class DirectCall:
+    """A ``tools/call`` the direct path answers: its tool's caller, its id, its arguments,
+    its revision and its context."""
+
+    call: Caller
+    request_id: RequestId
+    arguments: dict[str, Any]
+    version: str
+    context: DirectContext
+
+
+class DirectCalls:
+    """Answers a 2026-07-28 ``tools/call`` of one of ``callers`` (the tools it may serve
+    this way, by name) as the SDK's server answers it, without its request machinery.
+
+    A request is taken only when the SDK would serve it to the tool: its Host, Origin and
+    content type pass the SDK's checks, it accepts JSON, its envelope and routing headers
+    pass the SDK's classification and its params the revision's schema, and the server
+    has no middleware of its own; anything else goes to the SDK as it came, so every
+    refusal is the SDK's own. (The SDK's own middleware of a server, which seals the
+    ``requestState`` of multi-round-trip results, has nothing to do for a call without
+    one whose result is complete, as every result of the gate's tools is.) The answer is
+    what the SDK's would be, held to it by a parity test: the tool's result as the
+    revision's schema shapes it, with ``resultType`` and the ``serverInfo`` stamp; an
+    error the tool's run raises is the SDK's error for it.
+    """
+
+    def __init__(self, server: MCPServer, callers: Mapping[str, Caller]) -> None:
+        self.server = server
+        self.callers = dict(callers)
+        manager = server.session_manager
+        self.security = TransportSecurityMiddleware(manager.security_settings)
+        info = server._lowlevel_server.server_info
+        self.stamp = info.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def take(self, scope: Scope, message: object) -> DirectCall | None:
+        """The call ``message`` (a parsed POST of ``scope``) makes, if this path answers it."""
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        if (
+            message.keys() - {"jsonrpc", "id", "method", "params"}
+            or message.get("jsonrpc") != "2.0"
+        ):
+            return None
+        request_id, params = message.get("id"), message.get("params")
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return None
+        if not isinstance(params, dict) or params.keys() - {"name", "arguments", "_meta"}:
+            return None
+        if any(not isinstance(part, RequestStateBoundary) for part in self.server.middleware):
+            return None  # the server's own middleware runs in the SDK's path
+        call = self.callers.get(params.get("name"))  # type: ignore[arg-type]
+        arguments = params.get("arguments", {})
+        if call is None or not isinstance(arguments, dict):
+            return None
+        request = Request(scope)
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return None
+        if not check_accept_headers(request)[0]:
+            return None
+        if find_duplicated_routing_header(request.headers.items()) is not None:
+            return None
+        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        if isinstance(verdict, InboundLadderRejection):
+            return None
+        version = verdict.protocol_version
+        try:
+            mcp_methods.validate_client_request("tools/call", version, params)
+            meta = RequestParams.model_validate(params, by_name=False).meta
+        except (KeyError, ValueError, ValidationError):
+            return None
+        context = DirectContext(DirectRequest(request, request_id, meta, version))
+        return DirectCall(call, request_id, arguments, version, context)
+
+    async def answer(self, call: DirectCall) -> tuple[int, bytes]:
+        """Run ``call``; its HTTP status and JSON-RPC answer, as the SDK's would be."""
+        try:
+            result = await call.call(call.arguments, call.context)
+        except MCPError as exc:
+            return self._error(call, modern_error_data(exc))
+        except Exception as exc:  # the tool's run answers every failure itself: a bug
+            logger.exception("a tool's run raised an unexpected exception")
+            result = CallToolResult(
+                content=[TextContent(type="text", text=str(exc))], is_error=True
+            )
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            dumped = mcp_methods.serialize_server_result("tools/call", call.version, dumped)
+        except ValidationError:
+            logger.exception("a tool's result does not fit its revision's schema")
+            invalid = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
+            return self._error(call, invalid)
+        if dumped.get("resultType") is None:
+            dumped["resultType"] = "complete"
+        meta = dumped.get("_meta")
+        if meta is None:
+            dumped["_meta"] = {SERVER_INFO: dict(self.stamp)}
+        elif isinstance(meta, dict) and meta.get(SERVER_INFO) is None:
+            dumped["_meta"] = {**meta, SERVER_INFO: dict(self.stamp)}
+        body = {"jsonrpc": "2.0", "id": call.request_id, "result": dumped}
+        return 200, json.dumps(body, separators=(",", ":")).encode()
+
+    @staticmethod
+    def _error(call: DirectCall, error: ErrorData) -> tuple[int, bytes]:
+        data = error.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body = {"jsonrpc": "2.0", "id": call.request_id, "error": data}
+        return ERROR_CODE_HTTP_STATUS.get(error.code, 200), json.dumps(
+            body, separators=(",", ":")
+        ).encode()
+
+
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+MODERN_REVISIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
 # The SDK's log lines that would carry request values ------------------------------------

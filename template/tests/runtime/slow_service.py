@@ -8,7 +8,9 @@ there when it starts, and answers once the file ``release`` exists; ``hold`` wri
 ``cancelled-NAME`` when its call is cancelled. ``count_up`` and ``count_up_thread``
 report each of their steps as progress (toolset ``counting``, served when
 ``MCP_TOOLSETS`` names it). ``sized`` answers a result of a chosen size, after a chosen
-wait and progress reports (toolset ``sizes``).
+wait and progress reports (toolset ``sizes``). ``answer`` answers as asked: a result, a
+``ToolError``, a ``ToolException``, an unexpected exception, or a result that breaks
+its annotation (toolset ``answers``).
 """
 
 import os
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import NotRequired
 
 import anyio
-from langchain_core.tools import tool
+from langchain_core.tools import ToolException, tool
 
 from mcp_runtime import ToolError, ToolResult, report_progress
 from mcp_runtime.config.settings import load_settings
@@ -88,10 +90,25 @@ async def sized(size: int, seconds: float = 0, steps: int = 0) -> SizedResult | 
     return SizedResult(message=f"{size} characters", data="x" * size)
 
 
+@tool
+async def answer(kind: str, text: str = "") -> SizedResult | ToolError:
+    """Answer as ``kind`` says: ok, tool_error, tool_exception, exception or broken."""
+    if kind == "tool_error":
+        return ToolError(error="not_found", detail=f"no {text}")
+    if kind == "tool_exception":
+        raise ToolException(f"refused {text}")
+    if kind == "exception":
+        raise RuntimeError(f"secret {text}")
+    if kind == "broken":
+        return {"message": 7}  # type: ignore[typeddict-item]
+    return SizedResult(message=f"ok {text}", data=text)
+
+
 TOOLSETS = (
     Toolset("slow", (hold, hold_thread)),
     Toolset("counting", (count_up, count_up_thread)),
     Toolset("sizes", (sized,)),
+    Toolset("answers", (answer,)),
 )
 
 

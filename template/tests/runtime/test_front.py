@@ -23,6 +23,7 @@ from mcp_runtime.sdk import answers_json
 from mcp_runtime.serving.front.answer_form import AnswerForm, SseDeferral, streams
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
+from mcp_runtime.serving.front.direct_calls import DirectAnswers
 from mcp_runtime.serving.front.drain import Drain
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
 from mcp_runtime.serving.front.limits import BodyLimits
@@ -567,4 +568,5 @@ def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
         JsonRpcChecks,
         CancelMatching,
         AnswerForm,
+        DirectAnswers,
     ]

@@ -103,6 +103,12 @@ class ServiceSettings(BaseSettings):
         "bytes of its JSON: most clients read a server-sent event only up to 1 MiB by default; "
         "a larger one answers isError (result_too_large) instead",
     )
+    direct_calls: bool = Field(
+        True,
+        description="answer a 2026-07-28 tools/call of the service's own tools without the "
+        "SDK's request machinery (the same answer, for less); false hands every request to "
+        "the SDK",
+    )
     mask_errors: bool = Field(
         True,
         description="answer an unexpected exception with a generic message and an error id "

@@ -30,6 +30,7 @@ from mcp_runtime.sdk import (
 from mcp_runtime.serving.front.answer_form import AnswerForm
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
+from mcp_runtime.serving.front.direct_calls import DirectAnswers
 from mcp_runtime.serving.front.drain import Drain
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
 from mcp_runtime.serving.front.limits import BodyLimits
@@ -90,7 +91,16 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
         Middleware(JsonRpcChecks, max_depth=settings.max_json_depth),
         Middleware(CancelMatching, calls=state.calls, stateless=settings.stateless),
         Middleware(AnswerForm, path=MCP_PATH, stateless=settings.stateless),
+        *direct_answers(server, settings),
     ]
+
+
+def direct_answers(server: MCPServer, settings: ServiceSettings) -> list[Middleware]:
+    """The direct path of 2026-07-28 calls, unless ``settings`` turn it off or the server
+    verifies tokens (the SDK's own checks of a token stay in its path)."""
+    if not settings.direct_calls or bearer_check(server) is not None:
+        return []
+    return [Middleware(DirectAnswers, server=server, path=MCP_PATH)]
 
 
 def process_app(

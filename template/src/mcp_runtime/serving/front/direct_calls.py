@@ -1,0 +1,49 @@
+"""A 2026-07-28 ``tools/call`` of one of the service's own tools, answered directly."""
+
+import logging
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_runtime.contract.served_tool import ContractTool
+from mcp_runtime.sdk import DirectCalls, MCPServer, answers_json, served_tools
+from mcp_runtime.serving.front.answers import respond_raw
+from mcp_runtime.serving.front.posted import Posted
+
+__all__ = ["DirectAnswers"]
+
+logger = logging.getLogger(__name__)
+
+
+class DirectAnswers:
+    """Answers a 2026-07-28 ``tools/call`` of a tool the gate built, answered one JSON
+    body, through :class:`~mcp_runtime.sdk.DirectCalls`: the same answer the SDK's server
+    gives, without its request machinery (a third or more of a call's cost). Everything
+    else, and any request the SDK would refuse, passes on to the SDK.
+
+    Tools whose input schema declares ``Mcp-Param`` headers are left to the SDK.
+    """
+
+    def __init__(self, app: ASGIApp, *, server: MCPServer, path: str) -> None:
+        self.app = app
+        self.path = path
+        callers = {
+            tool.name: tool.run
+            for tool in served_tools(server)
+            if isinstance(tool, ContractTool) and "x-mcp-header" not in str(tool.parameters)
+        }
+        self.direct = DirectCalls(server, callers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and scope["path"] == self.path
+            and answers_json()
+        ):
+            call = await self.direct.take(scope, Posted.of(scope).message)
+            if call is not None:
+                logger.debug("a tools/call answered directly")
+                status, body = await self.direct.answer(call)
+                await respond_raw(send, status, body)
+                return
+        await self.app(scope, receive, send)

@@ -1,0 +1,159 @@
+"""The direct path of 2026-07-28 ``tools/call`` changes nothing a client sees.
+
+Two processes of the slow test service, one answering its own tools' calls directly
+(the default), one handing every request to the SDK (``MCP_DIRECT_CALLS=false``), are
+sent the same requests: calls that answer each way a tool can, and requests the SDK
+refuses (each routing header wrong, missing or twice, the envelope incomplete, an
+unsupported revision, params the revision's schema refuses, a bad Host, an Accept
+without JSON). Each gets the same HTTP status, content type and JSON-RPC message from
+both; the log of the first shows which of them it answered directly.
+"""
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_runtime.testing import RunningServer, run_server
+
+SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
+MODERN = "2026-07-28"
+DIRECT_LINE = "a tools/call answered directly"
+ERROR_ID = re.compile(r"error id [0-9a-f]{12}")
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, ...]]:
+    """The service answering directly, and the same service answering through the SDK."""
+    env = {
+        "SLOW_SERVICE_DIR": str(tmp_path_factory.mktemp("direct")),
+        "MCP_TOOLSETS": "answers,counting",
+        "MCP_AUTH": "none",
+        "MCP_LOG_LEVEL": "DEBUG",
+    }
+    with (
+        run_server(SLOW_SERVICE, env=env) as direct,
+        run_server(SLOW_SERVICE, env=env | {"MCP_DIRECT_CALLS": "false"}) as through_sdk,
+    ):
+        yield direct, through_sdk
+
+
+def call(
+    arguments: object,
+    *,
+    name: str = "answer",
+    request_id: object = 1,
+    meta: object = ENVELOPE,
+    **params: object,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, "arguments": arguments, "_meta": meta, **params}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": body}
+
+
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN,
+    "mcp-method": "tools/call",
+    "mcp-name": "answer",
+}
+
+# (what, body, headers over HEADERS (None drops one), answered directly)
+CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
+    ("a result", call({"kind": "ok", "text": "Ada"}), {}, True),
+    ("a result, non-ASCII", call({"kind": "ok", "text": "Zoë ✓ 𝄞"}), {}, True),
+    ("a string id", call({"kind": "ok"}, request_id="a-1"), {}, True),
+    ("id 0", call({"kind": "ok"}, request_id=0), {}, True),
+    ("a ToolError", call({"kind": "tool_error", "text": "x"}), {}, True),
+    ("a ToolException", call({"kind": "tool_exception", "text": "x"}), {}, True),
+    ("an exception, masked", call({"kind": "exception", "text": "x"}), {}, True),
+    ("a broken result", call({"kind": "broken"}), {}, True),
+    ("a missing argument", call({}), {}, True),
+    ("an argument of the wrong type", call({"kind": 7}), {}, True),
+    ("no arguments", {**call({}), "params": {"name": "answer", "_meta": ENVELOPE}}, {}, True),
+    (
+        "client info",
+        call(
+            {"kind": "ok"},
+            meta={**ENVELOPE, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}},
+        ),
+        {},
+        True,
+    ),
+    (
+        "a trace context",
+        call(
+            {"kind": "ok"},
+            meta={
+                **ENVELOPE,
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            },
+        ),
+        {},
+        True,
+    ),
+    ("an unknown tool", call({}, name="nothing"), {"mcp-name": "nothing"}, False),
+    ("arguments not an object", call([1]), {}, False),
+    ("Mcp-Name wrong", call({"kind": "ok"}), {"mcp-name": "other"}, False),
+    ("Mcp-Name missing", call({"kind": "ok"}), {"mcp-name": None}, False),
+    ("Mcp-Method wrong", call({"kind": "ok"}), {"mcp-method": "tools/list"}, False),
+    (
+        "no capabilities",
+        call({"kind": "ok"}, meta={"io.modelcontextprotocol/protocolVersion": MODERN}),
+        {},
+        False,
+    ),
+    ("no _meta", call({"kind": "ok"}, meta=None), {}, False),
+    (
+        "an unsupported revision",
+        call(
+            {"kind": "ok"},
+            meta={**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2099-01-01"},
+        ),
+        {"mcp-protocol-version": "2099-01-01"},
+        False,
+    ),
+    ("a request state", call({"kind": "ok"}, requestState="forged"), {}, False),
+    ("a task", call({"kind": "ok"}, task={"ttl": 1000}), {}, False),
+    ("a name of the wrong type", call({"kind": "ok"}, name=7), {}, False),  # type: ignore[arg-type]
+    ("a bad Host", call({"kind": "ok"}), {"host": "evil.example"}, False),
+    ("an Accept without JSON", call({"kind": "ok"}), {"accept": "text/event-stream"}, False),
+    ("an envelope with more", {**call({"kind": "ok"}), "extra": 1}, {}, False),
+]
+
+
+def send(server: RunningServer, body: object, headers: dict[str, str | None]) -> httpx2.Response:
+    sent = {key: value for key, value in (HEADERS | headers).items() if value is not None}
+    return httpx2.post(server.url, content=json.dumps(body), headers=sent, timeout=30)
+
+
+@pytest.mark.parametrize(("what", "body", "headers", "direct"), CASES, ids=[c[0] for c in CASES])
+def test_the_direct_answer_is_the_sdks(
+    servers: tuple[RunningServer, RunningServer],
+    what: str,
+    body: object,
+    headers: dict[str, str | None],
+    direct: bool,
+) -> None:
+    direct_server, through_sdk = servers
+    before = direct_server.log().count(DIRECT_LINE)
+    answered = send(direct_server, body, headers)
+    expected = send(through_sdk, body, headers)
+    assert direct_server.log().count(DIRECT_LINE) == before + direct, what
+    assert DIRECT_LINE not in through_sdk.log()
+    assert answered.status_code == expected.status_code, (answered.text, expected.text)
+    content_type = answered.headers.get("content-type")
+    assert content_type == expected.headers.get("content-type")
+    # Each masked failure has an error id of its own.
+    assert ERROR_ID.sub("ID", answered.text) == ERROR_ID.sub("ID", expected.text)
+    if "masked" in what:
+        assert "secret" not in answered.text
