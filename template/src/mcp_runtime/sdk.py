@@ -61,6 +61,7 @@ from mcp_types import methods as mcp_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
+from starlette.authentication import AuthCredentials
 from starlette.requests import HTTPConnection, Request
 from starlette.types import Receive, Scope, Send
 
@@ -371,14 +372,28 @@ class DirectCalls:
     def __init__(self, server: MCPServer, callers: Mapping[str, Caller]) -> None:
         self.server = server
         self.callers = dict(callers)
+        auth = server.settings.auth
+        self.verifies = server._token_verifier is not None and auth is not None
+        self.required_scopes = list(auth.required_scopes or []) if auth is not None else []
         manager = server.session_manager
         self.security = TransportSecurityMiddleware(manager.security_settings)
         info = server._lowlevel_server.server_info
         self.stamp = info.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    async def take(self, scope: Scope, message: object) -> DirectCall | None:
-        """The call ``message`` (a parsed POST of ``scope``) makes, if this path answers it."""
+    async def take(
+        self, scope: Scope, message: object, access: AccessToken | None
+    ) -> DirectCall | None:
+        """The call ``message`` (a parsed POST of ``scope``) makes, if this path answers it.
+
+        When the server verifies tokens, ``access`` is the request's, verified by the
+        front; a request without one, or whose token lacks a scope every call needs, is
+        the SDK's to refuse.
+        """
         if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        if self.verifies and (
+            access is None or any(need not in access.scopes for need in self.required_scopes)
+        ):
             return None
         if (
             message.keys() - {"jsonrpc", "id", "method", "params"}
@@ -412,6 +427,10 @@ class DirectCalls:
             meta = RequestParams.model_validate(params, by_name=False).meta
         except (KeyError, ValueError, ValidationError):
             return None
+        if access is not None and self.verifies:
+            # As the SDK's authentication sets them, for the tool to read its caller.
+            scope["user"] = AuthenticatedUser(access)
+            scope["auth"] = AuthCredentials(access.scopes)
         context = DirectContext(DirectRequest(request, request_id, meta, version))
         return DirectCall(call, request_id, arguments, version, context)
 

@@ -10,7 +10,7 @@ report each of their steps as progress (toolset ``counting``, served when
 ``MCP_TOOLSETS`` names it). ``sized`` answers a result of a chosen size, after a chosen
 wait and progress reports (toolset ``sizes``). ``answer`` answers as asked: a result, a
 ``ToolError``, a ``ToolException``, an unexpected exception, or a result that breaks
-its annotation (toolset ``answers``).
+its annotation, or its caller's subject (toolset ``answers``).
 """
 
 import os
@@ -21,7 +21,7 @@ from typing import NotRequired
 import anyio
 from langchain_core.tools import ToolException, tool
 
-from mcp_runtime import ToolError, ToolResult, report_progress
+from mcp_runtime import ToolError, ToolResult, current_caller, report_progress
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -92,7 +92,11 @@ async def sized(size: int, seconds: float = 0, steps: int = 0) -> SizedResult | 
 
 @tool
 async def answer(kind: str, text: str = "") -> SizedResult | ToolError:
-    """Answer as ``kind`` says: ok, tool_error, tool_exception, exception or broken."""
+    """Answer as ``kind`` says: ok, caller (its subject), tool_error, tool_exception,
+    exception or broken."""
+    if kind == "caller":
+        caller = current_caller()
+        return SizedResult(message=f"caller {caller.subject if caller else None}")
     if kind == "tool_error":
         return ToolError(error="not_found", detail=f"no {text}")
     if kind == "tool_exception":

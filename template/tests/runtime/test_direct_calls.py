@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_runtime.testing import RunningServer, run_server
+from mcp_runtime.testing import LocalIssuer, RunningServer, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 MODERN = "2026-07-28"
@@ -45,6 +45,31 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningS
         run_server(SLOW_SERVICE, env=env | {"MCP_DIRECT_CALLS": "false"}) as through_sdk,
     ):
         yield direct, through_sdk
+
+
+SCOPE = "answers:call"
+
+
+@pytest.fixture(scope="module")
+def oauth_servers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[LocalIssuer, RunningServer, RunningServer]]:
+    """The same pair under ``MCP_AUTH=oauth``, every call needing the scope SCOPE."""
+    with LocalIssuer() as issuer:
+        env = {
+            "SLOW_SERVICE_DIR": str(tmp_path_factory.mktemp("direct-oauth")),
+            "MCP_TOOLSETS": "answers",
+            "MCP_LOG_LEVEL": "DEBUG",
+            **issuer.environment(RESOURCE, scopes=[SCOPE]),
+        }
+        with (
+            run_server(SLOW_SERVICE, env=env) as direct,
+            run_server(SLOW_SERVICE, env=env | {"MCP_DIRECT_CALLS": "false"}) as through_sdk,
+        ):
+            yield issuer, direct, through_sdk
+
+
+RESOURCE = "https://answers.example.com/mcp"
 
 
 def call(
@@ -157,3 +182,28 @@ def test_the_direct_answer_is_the_sdks(
     assert ERROR_ID.sub("ID", answered.text) == ERROR_ID.sub("ID", expected.text)
     if "masked" in what:
         assert "secret" not in answered.text
+
+
+@pytest.mark.parametrize(
+    ("what", "scopes", "direct"),
+    [("a token with the scope", [SCOPE], True), ("a token without it", ["other"], False)],
+)
+def test_under_oauth_the_direct_answer_is_the_sdks_and_knows_its_caller(
+    oauth_servers: tuple[LocalIssuer, RunningServer, RunningServer],
+    what: str,
+    scopes: list[str],
+    direct: bool,
+) -> None:
+    issuer, direct_server, through_sdk = oauth_servers
+    token = issuer.token(subject="ada", audience=RESOURCE, scopes=scopes, expires_in=600)
+    headers: dict[str, str | None] = {"authorization": f"Bearer {token}"}
+    body = call({"kind": "caller"})
+    before = direct_server.log().count(DIRECT_LINE)
+    answered = send(direct_server, body, headers)
+    expected = send(through_sdk, body, headers)
+    assert direct_server.log().count(DIRECT_LINE) == before + direct, what
+    assert answered.status_code == expected.status_code == (200 if direct else 403)
+    assert answered.text == expected.text
+    assert answered.headers.get("www-authenticate") == expected.headers.get("www-authenticate")
+    if direct:
+        assert answered.json()["result"]["structuredContent"]["message"] == "caller ada"

@@ -96,9 +96,8 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
 
 
 def direct_answers(server: MCPServer, settings: ServiceSettings) -> list[Middleware]:
-    """The direct path of 2026-07-28 calls, unless ``settings`` turn it off or the server
-    verifies tokens (the SDK's own checks of a token stay in its path)."""
-    if not settings.direct_calls or bearer_check(server) is not None:
+    """The direct path of 2026-07-28 calls, unless ``settings`` turn it off."""
+    if not settings.direct_calls:
         return []
     return [Middleware(DirectAnswers, server=server, path=MCP_PATH)]
 

@@ -20,7 +20,8 @@ class DirectAnswers:
     gives, without its request machinery (a third or more of a call's cost). Everything
     else, and any request the SDK would refuse, passes on to the SDK.
 
-    Tools whose input schema declares ``Mcp-Param`` headers are left to the SDK.
+    Tools whose input schema declares ``Mcp-Param`` headers are left to the SDK. Under
+    ``MCP_AUTH=oauth`` the front has verified the request's token before this part.
     """
 
     def __init__(self, app: ASGIApp, *, server: MCPServer, path: str) -> None:
@@ -40,7 +41,8 @@ class DirectAnswers:
             and scope["path"] == self.path
             and answers_json()
         ):
-            call = await self.direct.take(scope, Posted.of(scope).message)
+            posted = Posted.of(scope)
+            call = await self.direct.take(scope, posted.message, posted.access)
             if call is not None:
                 logger.debug("a tools/call answered directly")
                 status, body = await self.direct.answer(call)
