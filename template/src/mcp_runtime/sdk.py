@@ -416,9 +416,14 @@ class DirectCalls:
             return None
         if not check_accept_headers(request)[0]:
             return None
-        if find_duplicated_routing_header(request.headers.items()) is not None:
+        pairs = [
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]
+        ]
+        if find_duplicated_routing_header(pairs) is not None:
             return None
-        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        # Keyed by lowercase name, the first of each kept, as the SDK's mapping reads them.
+        headers = {name.lower(): value for name, value in reversed(pairs)}
+        verdict = classify_inbound_request(message, headers=headers)
         if isinstance(verdict, InboundLadderRejection):
             return None
         version = verdict.protocol_version
