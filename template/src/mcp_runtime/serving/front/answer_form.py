@@ -18,9 +18,10 @@ import json
 import re
 
 import anyio
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.sdk import answering_json, handshake_era
+from mcp_runtime.sdk import answering_json, check_accept_headers, handshake_era
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["AnswerForm", "SseDeferral", "streams"]
@@ -259,8 +260,5 @@ def _is_answer(data: bytes) -> bool:
 
 
 def _accepts_sse(scope: Scope) -> bool:
-    for name, value in scope.get("headers", ()):
-        if name.lower() == b"accept":
-            lowered = value.lower()
-            return b"text/event-stream" in lowered or b"*/*" in lowered
-    return False
+    """Whether the request accepts an SSE stream, as the SDK reads its Accept header."""
+    return check_accept_headers(Request(scope))[1]
