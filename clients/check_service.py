@@ -31,7 +31,8 @@ clients' token; under ``demo-header``, with the demo credential enabled
   post ``notifications/cancelled``, and the 2.x client pinned to 2026-07-28, which
   closes the call's response stream), each of which also finds the call's
   ``cancelled`` outcome in the serve log, and results of 5 and 20 MB through fastmcp's
-  ``Client`` in both eras (``fastmcp_client.py``); the client's reason to
+  ``Client`` and the Python SDK's 2.x client in both eras (``large_results.py``), the
+  large results beside the rest; the client's reason to
   cancel must not be logged. It runs last: the service then has a third toolset, so
   run the check on a fresh render.
 
@@ -496,6 +497,7 @@ def long_calls(service: Path, slug: str) -> None:
     if not add_long_calls(service, slug):
         return
     port = free_port()
+    big_port = next(other for other in iter(free_port, None) if other != port)
     with (
         tempfile.TemporaryDirectory() as markers,
         served(
@@ -506,19 +508,39 @@ def long_calls(service: Path, slug: str) -> None:
             MCP_TOOLSETS="long-calls",
             LONG_CALLS_DIR=markers,
         ) as url,
+        # The large results, beside on an instance of their own: without a verified
+        # caller, a 2025 cancel matches a call by its id alone, and these clients'
+        # calls would share ids with the cancelled one.
+        served(service, slug, big_port, MCP_AUTH="none", MCP_TOOLSETS="long-calls") as big_url,
     ):
         log = service / f"serve-{port}.log"
-        fastmcp = [*LANGCHAIN_ENV, str(HERE / "fastmcp_client.py"), url]
-        beside = ThreadPoolExecutor(1).submit(script, "fastmcp client", fastmcp, HERE, {})
+        large = [*LANGCHAIN_ENV, str(HERE / "large_results.py"), big_url]
         command = ["node", str(HERE / "ts_long_calls.mjs"), url]
-        for flavour in ("sdk-1", "legacy", "2026-07-28"):
+        big_command = ["node", str(HERE / "ts_long_calls.mjs"), big_url]
+        flavours = ("sdk-1", "legacy", "2026-07-28")
+        big_log = str(service / f"serve-{big_port}.log")
+        big = {"MCP_CHECKS": "big", "LONG_CALLS_DIR": markers, "SERVE_LOG": big_log}
+        pool = ThreadPoolExecutor(len(flavours) + 1)
+        beside = [pool.submit(script, "large results", large, HERE, {})] + [
+            pool.submit(
+                script,
+                f"ts client ({flavour})",
+                big_command,
+                HERE,
+                {**big, "MCP_TS_CLIENT": flavour},
+            )
+            for flavour in flavours
+        ]
+        for flavour in flavours:
             for marker in Path(markers).iterdir():
                 marker.unlink()
             environment = {"LONG_CALLS_DIR": markers, "SERVE_LOG": str(log)}
             script(
                 f"ts client ({flavour})", command, HERE, {**environment, "MCP_TS_CLIENT": flavour}
             )
-        beside.result()
+        for running in beside:
+            running.result()
+        pool.shutdown()
         leaked = "the client's reason is in it" if CANCEL_REASON in log.read_text() else None
         report("serve log", "wait_for_cancel: no reason to cancel logged", leaked)
 

@@ -71,7 +71,8 @@ PROVES = {
         "(`dev-token`, `serve` with its settings, the Inspector sending the token: `whoami` "
         "answers its subject); a lone surrogate answered by its call's id; progress and "
         "cancellation in both eras; results of 5 and 20 MB, at once, after 16 s and reporting "
-        "progress, through the TypeScript clients and fastmcp's `Client` on their defaults"
+        "progress, through the TypeScript clients, fastmcp's `Client` and the Python SDK's 2.x "
+        "client on their defaults"
     ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "

@@ -2,11 +2,12 @@
 
 A request is answered one ``application/json`` body unless its call streams: it asked
 for progress and reported some before its result. Results of many megabytes reach the
-SDK's client on its default settings (which reads a server-sent event only up to 1 MiB)
-for short calls, long ones (past the 15 s after which a stream of the 2026-07-28 era
-would open) and ones that report progress; a result too large for the stream its
-answer takes is refused with a typed error naming its size and the setting. Served by
-the slow test service as a real process.
+SDK's client on its default settings (which reads a server-sent event only up to 1 MiB),
+from calls that report progress too; a result too large for the stream its answer
+takes is refused with a typed error naming its size and the setting. Served by the
+slow test service as a real process. (Long calls, past the 15 s after which a stream
+of the 2026-07-28 era would open, are checked once, through this client and others,
+by the template's ``nox -s clients``: their wait proves nothing more on another Python.)
 """
 
 import json
@@ -33,7 +34,6 @@ SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))
 MODES: list[Mode] = ["legacy", "2026-07-28"]
 MODERN = "2026-07-28"
 MB = 1_000_000
-LONG_SECONDS = 16.0  # past the 15 s after which a 2026-07-28 answer would start a stream
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
@@ -105,13 +105,10 @@ def test_a_request_is_answered_json_unless_its_call_streams(
 async def test_results_of_many_megabytes_reach_the_sdk_client_on_its_defaults(
     sizes: RunningServer,
 ) -> None:
-    """5 and 20 MB, in both eras: at once, after 16 s, and reporting progress to a client
-    that did not ask for it; all at the same time, so the long calls overlap."""
+    """5 and 20 MB, in both eras: at once, and reporting progress to a client that did
+    not ask for it; all at the same time."""
     cases = [
-        (mode, size, seconds, steps)
-        for mode in MODES
-        for size in (5 * MB, 20 * MB)
-        for seconds, steps in ((0, 0), (LONG_SECONDS, 0), (0, 3))
+        (mode, size, 0.0, steps) for mode in MODES for size in (5 * MB, 20 * MB) for steps in (0, 3)
     ]
     answers: dict[tuple[Mode, int, float, int], Any] = {}
 
