@@ -44,6 +44,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -355,7 +356,8 @@ class DirectCall:
 
 class DirectCalls:
     """Answers a 2026-07-28 ``tools/call`` of one of ``callers`` (the tools it may serve
-    this way, by name) as the SDK's server answers it, without its request machinery.
+    this way, by name, less those whose input schema declares ``Mcp-Param`` headers) as
+    the SDK's server answers it, without its request machinery.
 
     A request is taken only when the SDK would serve it to the tool: its Host, Origin and
     content type pass the SDK's checks, it accepts JSON, its envelope and routing headers
@@ -369,9 +371,16 @@ class DirectCalls:
     error the tool's run raises is the SDK's error for it.
     """
 
-    def __init__(self, server: MCPServer, callers: Mapping[str, Caller]) -> None:
+    def __init__(self, server: MCPServer, callers: Mapping[str, SDKTool]) -> None:
         self.server = server
-        self.callers = dict(callers)
+        # A tool whose input schema declares Mcp-Param headers is the SDK's, which checks
+        # them. The gate's input schemas carry no such key today (a parity case sends one
+        # unchecked): this keeps the two alike should one ever pass through.
+        self.callers: dict[str, Caller] = {
+            name: tool.run
+            for name, tool in callers.items()
+            if X_MCP_HEADER_KEY not in json.dumps(tool.parameters)
+        }
         auth = server.settings.auth
         self.verifies = server._token_verifier is not None and auth is not None
         self.required_scopes = list(auth.required_scopes or []) if auth is not None else []

@@ -127,6 +127,8 @@ CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
         True,
     ),
     ("an unknown tool", call({}, name="nothing"), {"mcp-name": "nothing"}, False),
+    # No tool the gate builds declares an Mcp-Param header: one sent is not checked.
+    ("an Mcp-Param header", call({"kind": "ok"}), {"mcp-param-kind": "other"}, True),
     ("arguments not an object", call([1]), {}, False),
     ("Mcp-Name wrong", call({"kind": "ok"}), {"mcp-name": "other"}, False),
     ("Mcp-Name missing", call({"kind": "ok"}), {"mcp-name": None}, False),

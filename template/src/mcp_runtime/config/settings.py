@@ -21,6 +21,8 @@ from mcp_runtime.config.service_defaults import AUTH
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
     "LOOPBACK_HOSTS",
+    "MAX_RESULT_BYTES",
+    "MAX_STREAMED_RESULT_BYTES",
     "SERVING_SETTINGS",
     "ServiceSettings",
     "SettingsError",
@@ -44,6 +46,12 @@ ASYMMETRIC_ALGORITHMS = (
     "EdDSA",
 )
 """The token signing algorithms a service may accept: public-key ones only."""
+
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+"""The default largest result a call answers, in bytes of its JSON."""
+MAX_STREAMED_RESULT_BYTES = 1024 * 1024 - 8 * 1024
+"""The default largest result of a streamed answer: the 1 MiB of one server-sent event most
+clients read by default, less room for the message and the event around it."""
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 AuthMode = Literal["oauth", "demo-header", "none"]
@@ -91,13 +99,13 @@ class ServiceSettings(BaseSettings):
         4 * 1024 * 1024, gt=0, description="largest request body accepted, in bytes"
     )
     max_result_bytes: int = Field(
-        64 * 1024 * 1024,
+        MAX_RESULT_BYTES,
         gt=0,
         description="largest result a call answers, in bytes of its JSON; a larger one answers "
         "isError (result_too_large) instead",
     )
     max_streamed_result_bytes: int = Field(
-        1024 * 1024 - 8 * 1024,
+        MAX_STREAMED_RESULT_BYTES,
         gt=0,
         description="largest result of a call whose answer streams (it reported progress), in "
         "bytes of its JSON: most clients read a server-sent event only up to 1 MiB by default; "

@@ -38,7 +38,11 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_runtime.auth.oauth import current_caller
-from mcp_runtime.config.settings import SERVING_SETTINGS
+from mcp_runtime.config.settings import (
+    MAX_RESULT_BYTES,
+    MAX_STREAMED_RESULT_BYTES,
+    SERVING_SETTINGS,
+)
 from mcp_runtime.contract.output_contract import (
     DEFAULT_MAX_DEPTH,
     OutputContract,
@@ -82,8 +86,8 @@ class CallPolicy:
     mask_errors: bool = True
     max_depth: int = DEFAULT_MAX_DEPTH
     max_threads: int | None = None
-    max_result_bytes: int = 64 * 1024 * 1024
-    max_streamed_result_bytes: int = 1024 * 1024 - 8 * 1024
+    max_result_bytes: int = MAX_RESULT_BYTES
+    max_streamed_result_bytes: int = MAX_STREAMED_RESULT_BYTES
 
 
 class ToolCaller:

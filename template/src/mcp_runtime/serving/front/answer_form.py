@@ -52,8 +52,9 @@ class AnswerForm:
     """Chooses, before the SDK serves a POST, how it answers: one JSON body, or a stream
     that opens only once the call sends something before its result (:class:`SseDeferral`).
 
-    A 2026-07-28 client cancels a call by leaving: a call answered one JSON body is
-    cancelled when its client leaves before the answer, as the SDK cancels a streamed one.
+    A call answered one JSON body is cancelled when its client leaves before the answer,
+    in either era, as the SDK cancels a streamed one (a 2026-07-28 client cancels a call
+    by leaving).
     """
 
     def __init__(self, app: ASGIApp, *, path: str, stateless: bool) -> None:
@@ -203,7 +204,8 @@ class SseDeferral:
             (b"content-type", b"application/json"),
             (b"content-length", str(len(data)).encode()),
         ]
-        await self.send({"type": "http.response.start", "status": 200, "headers": headers})
+        status = self.start["status"]
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
         await self.send({"type": "http.response.body", "body": data, "more_body": False})
         self.send = _discard
         self.held = b""

@@ -28,9 +28,7 @@ class DirectAnswers:
         self.app = app
         self.path = path
         callers = {
-            tool.name: tool.run
-            for tool in served_tools(server)
-            if isinstance(tool, ContractTool) and "x-mcp-header" not in str(tool.parameters)
+            tool.name: tool for tool in served_tools(server) if isinstance(tool, ContractTool)
         }
         self.direct = DirectCalls(server, callers)
 
