@@ -31,7 +31,8 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.tools import Tool as SDKTool
@@ -57,6 +58,7 @@ from mcp.types import (
     RequestParams,
     RequestParamsMeta,
     TextContent,
+    ToolExecution,
 )
 from mcp_types import methods as mcp_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -67,24 +69,36 @@ from starlette.requests import HTTPConnection, Request
 from starlette.types import Receive, Scope, Send
 
 __all__ = [
+    "MODERN_REVISIONS",
     "SDK_LOG_REWRITES",
     "AccessToken",
     "AuthSettings",
     "BearerCheck",
+    "CallNext",
+    "ContractServer",
     "DirectCall",
     "DirectCalls",
+    "Extension",
+    "HandlerResult",
     "LogRewrite",
+    "MCPError",
     "MCPServer",
+    "MethodBinding",
     "SDKTool",
     "SDKToolError",
+    "ServerRequestContext",
+    "TaskContext",
     "TokenVerifier",
     "TransportSecuritySettings",
     "UrlElicitationRequiredError",
+    "advertise_tasks",
     "answering_json",
     "answers_chosen_per_request",
     "answers_json",
     "bearer_check",
+    "call_result_for",
     "check_accept_headers",
+    "context_token",
     "first_arg",
     "func_metadata",
     "handshake_era",
@@ -96,7 +110,9 @@ __all__ = [
     "request_meta",
     "served_tool_names",
     "served_tools",
+    "server_info_stamp",
     "serving",
+    "task_context",
     "verified_token",
     "without_sdk_spans",
 ]
@@ -269,6 +285,27 @@ def without_sdk_spans(server: MCPServer) -> MCPServer:
     return server
 
 
+class ContractServer(MCPServer):
+    """The SDK's server, whose ``tools/list`` names each task tool's ``execution.taskSupport``
+    (its tool's ``task``: the 2025-11-25 field; the 2026-07-28 schema drops it)."""
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        listed = await super().list_tools()
+        support = {
+            tool.name: task
+            for tool in served_tools(self)
+            if (task := getattr(tool, "task", None)) is not None
+        }
+        if not support:
+            return listed
+        return [
+            tool.model_copy(update={"execution": ToolExecution(task_support=support[tool.name])})
+            if tool.name in support
+            else tool
+            for tool in listed
+        ]
+
+
 def served_tool_names(server: MCPServer) -> list[str]:
     """The names of the tools ``server`` serves, in the order it lists them."""
     return [tool.name for tool in served_tools(server)]
@@ -357,7 +394,8 @@ class DirectCall:
 class DirectCalls:
     """Answers a 2026-07-28 ``tools/call`` of one of ``callers`` (the tools it may serve
     this way, by name, less those whose input schema declares ``Mcp-Param`` headers) as
-    the SDK's server answers it, without its request machinery.
+    the SDK's server answers it, without its request machinery; ``passed_by`` names the
+    server middleware that has nothing to do for their calls.
 
     A request is taken only when the SDK would serve it to the tool: its Host, Origin and
     content type pass the SDK's checks, it accepts JSON, its envelope and routing headers
@@ -371,8 +409,15 @@ class DirectCalls:
     error the tool's run raises is the SDK's error for it.
     """
 
-    def __init__(self, server: MCPServer, callers: Mapping[str, SDKTool]) -> None:
+    def __init__(
+        self,
+        server: MCPServer,
+        callers: Mapping[str, SDKTool],
+        passed_by: tuple[type, ...] = (),
+    ) -> None:
         self.server = server
+        # The server middleware with nothing to do for these callers' calls.
+        self.passed_by = (RequestStateBoundary, *passed_by)
         # A tool whose input schema declares Mcp-Param headers is the SDK's, which checks
         # them. The gate's input schemas carry no such key today (a parity case sends one
         # unchecked): this keeps the two alike should one ever pass through.
@@ -414,7 +459,7 @@ class DirectCalls:
             return None
         if not isinstance(params, dict) or params.keys() - {"name", "arguments", "_meta"}:
             return None
-        if any(not isinstance(part, RequestStateBoundary) for part in self.server.middleware):
+        if any(not isinstance(part, self.passed_by) for part in self.server.middleware):
             return None  # the server's own middleware runs in the SDK's path
         call = self.callers.get(params.get("name"))  # type: ignore[arg-type]
         arguments = params.get("arguments", {})
@@ -487,6 +532,80 @@ class DirectCalls:
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 MODERN_REVISIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
+
+
+# Tasks: a call that outlives its request ------------------------------------------------
+
+
+class TaskContext:
+    """The context a task's tool is called with: the request that created the task (its
+    headers and verified caller, kept in this process's memory), with the task's id as
+    its JSON-RPC id and progress token; a progress report sets the task's status message
+    (:attr:`progress` is the task engine's sink for it)."""
+
+    def __init__(self, request_context: DirectRequest) -> None:
+        self.request_context = request_context
+        self.progress: Any = None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        sink = self.progress
+        if sink is None:
+            return
+        if message is None:
+            message = f"{progress:g} of {total:g}" if total is not None else f"{progress:g}"
+        await sink.set_message(message)
+
+
+def task_context(ctx: ServerRequestContext[Any, Any], task_id: str) -> TaskContext:
+    """The context of task ``task_id``, created by the request ``ctx`` serves."""
+    meta: RequestParamsMeta = {"progress_token": task_id}
+    request = DirectRequest(ctx.request, f"task:{task_id}", meta, ctx.protocol_version)  # type: ignore[arg-type]
+    return TaskContext(request)
+
+
+def call_result_for(result: dict[str, Any], version: str) -> dict[str, Any]:
+    """A stored ``CallToolResult`` (JSON) as revision ``version`` shapes it."""
+    shaped = mcp_methods.serialize_server_result("tools/call", version, result)
+    if version in MODERN_REVISIONS and shaped.get("resultType") is None:
+        shaped["resultType"] = "complete"
+    return shaped
+
+
+def context_token(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
+    """The access token the SDK (or the front) verified for the request ``ctx`` serves."""
+    scope = getattr(ctx.request, "scope", None)
+    user = scope.get("user") if isinstance(scope, Mapping) else None
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
+
+
+def server_info_stamp(server: MCPServer) -> dict[str, Any]:
+    """The ``serverInfo`` a 2026-07-28 result carries in its ``_meta``."""
+    info = server._lowlevel_server.server_info
+    return info.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def advertise_tasks(server: MCPServer) -> None:
+    """Make ``server``'s ``initialize`` answer (2025-11-25) declare tasks: listed,
+    cancelled, and created by ``tools/call``."""
+    lowlevel = server._lowlevel_server
+    capabilities = lowlevel.get_capabilities
+
+    def with_tasks(*args: Any, **kwargs: Any) -> mcp_types.ServerCapabilities:
+        found = capabilities(*args, **kwargs)
+        if kwargs.get("protocol_version") in MODERN_REVISIONS:
+            return found
+        tasks = mcp_types.ServerTasksCapability(
+            list=mcp_types.TasksListCapability(),
+            cancel=mcp_types.TasksCancelCapability(),
+            requests=mcp_types.ServerTasksRequestsCapability(
+                tools=mcp_types.TasksToolsCapability(call=mcp_types.TasksCallCapability())
+            ),
+        )
+        return found.model_copy(update={"tasks": tasks})
+
+    lowlevel.get_capabilities = with_tasks  # type: ignore[method-assign]
 
 
 # The SDK's log lines that would carry request values ------------------------------------

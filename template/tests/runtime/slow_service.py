@@ -10,7 +10,11 @@ report each of their steps as progress (toolset ``counting``, served when
 ``MCP_TOOLSETS`` names it). ``sized`` answers a result of a chosen size, after a chosen
 wait and progress reports (toolset ``sizes``). ``answer`` answers as asked: a result, a
 ``ToolError``, a ``ToolException``, an unexpected exception, or a result that breaks
-its annotation, or its caller's subject (toolset ``answers``).
+its annotation, or its caller's subject (toolset ``answers``). ``job`` (a task tool:
+optional), ``job_thread`` (optional, sync) and ``only_as_task`` (required) run as tasks
+(toolset ``tasks``): ``job`` reports ``steps`` steps, then holds until the test releases
+it when ``hold`` is set, writing ``cancelled-NAME`` when it is cancelled, and answers as
+``answer`` does.
 """
 
 import os
@@ -21,7 +25,14 @@ from typing import NotRequired
 import anyio
 from langchain_core.tools import ToolException, tool
 
-from mcp_runtime import ToolError, ToolResult, current_caller, report_progress
+from mcp_runtime import (
+    ToolError,
+    ToolResult,
+    current_caller,
+    report_progress,
+    request_header,
+    tool_metadata,
+)
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -94,6 +105,11 @@ async def sized(size: int, seconds: float = 0, steps: int = 0) -> SizedResult | 
 async def answer(kind: str, text: str = "") -> SizedResult | ToolError:
     """Answer as ``kind`` says: ok, caller (its subject), tool_error, tool_exception,
     exception or broken."""
+    return answered(kind, text)
+
+
+def answered(kind: str, text: str) -> SizedResult | ToolError:
+    """What ``answer`` answers for ``kind``."""
     if kind == "caller":
         caller = current_caller()
         return SizedResult(message=f"caller {caller.subject if caller else None}")
@@ -108,11 +124,52 @@ async def answer(kind: str, text: str = "") -> SizedResult | ToolError:
     return SizedResult(message=f"ok {text}", data=text)
 
 
+@tool_metadata(task="optional")
+@tool
+async def job(
+    name: str, kind: str = "ok", steps: int = 0, hold: bool = False, text: str = ""
+) -> SizedResult | ToolError:
+    """A long job: report ``steps`` steps, hold until released when ``hold`` is set, then
+    answer as ``answer`` does for ``kind`` (and ``header``: whether the request carried
+    the demo token)."""
+    (_folder() / f"started-{name}").touch()
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step} of {steps}")
+        await anyio.sleep(0.01)
+    try:
+        while hold and not (_folder() / "release").exists():
+            await anyio.sleep(POLL_SECONDS)
+    except anyio.get_cancelled_exc_class():
+        (_folder() / f"cancelled-{name}").touch()
+        raise
+    if kind == "header":
+        token = request_header("x-demo-token")
+        return SizedResult(message=f"token of {len(token or '')} characters")
+    return answered(kind, text)
+
+
+@tool_metadata(task="optional")
+@tool
+def job_thread(name: str) -> ToolResult:
+    """A long job in a tool thread."""
+    (_folder() / f"started-{name}").touch()
+    report_progress(1, 1, "half way")
+    return ToolResult(message=f"threaded {name}")
+
+
+@tool_metadata(task="required")
+@tool
+async def only_as_task(name: str) -> ToolResult:
+    """A job that runs only as a task."""
+    return ToolResult(message=f"tasked {name}")
+
+
 TOOLSETS = (
     Toolset("slow", (hold, hold_thread)),
     Toolset("counting", (count_up, count_up_thread)),
     Toolset("sizes", (sized,)),
     Toolset("answers", (answer,)),
+    Toolset("tasks", (job, job_thread, only_as_task)),
 )
 
 

@@ -332,6 +332,51 @@ def test_a_scope_no_longer_required_is_compatible() -> None:
     )
 
 
+def tasked(support: str | None) -> dict[str, Any]:
+    return declared() if support is None else declared(execution={"taskSupport": support})
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "breaks", "change"),
+    [
+        (None, "optional", False, "may now run as a task"),
+        (
+            None,
+            "required",
+            True,
+            "now runs only as a task: a client that does not call it as one is refused",
+        ),
+        (
+            "optional",
+            "required",
+            True,
+            "now runs only as a task: a client that does not call it as one is refused",
+        ),
+        ("required", "optional", False, "may now also be called without a task"),
+        (
+            "optional",
+            None,
+            True,
+            "no longer runs as a task: a client that calls it as one is refused",
+        ),
+        (
+            "required",
+            None,
+            True,
+            "no longer runs as a task: a client that calls it as one is refused",
+        ),
+    ],
+)
+def test_a_change_of_task_support_breaks_only_a_client_it_refuses(
+    before: str | None, after: str | None, breaks: bool, change: str
+) -> None:
+    assert one(tasked(before), tasked(after)) == (
+        breaks,
+        f"lookup: execution taskSupport: {change} (before: {before or 'forbidden'}; "
+        f"after: {after or 'forbidden'})",
+    )
+
+
 def test_a_title_change_is_compatible() -> None:
     assert one(declared(), declared(title="Find")) == (
         False,
@@ -369,7 +414,9 @@ def test_a_snapshot_from_before_metadata_reads_as_what_clients_saw() -> None:
 
 
 def test_the_recorded_contract_holds_each_tools_metadata() -> None:
-    @tool_metadata(read_only=True, scopes=("cities", "admin"), meta={"com.example/x": 1})
+    @tool_metadata(
+        read_only=True, scopes=("cities", "admin"), task="optional", meta={"com.example/x": 1}
+    )
     @tool
     def find_city(city: str) -> ToolResult:
         """Find a city."""
@@ -394,6 +441,7 @@ def test_the_recorded_contract_holds_each_tools_metadata() -> None:
                 "openWorldHint": True,
             },
             "scopes": ["admin", "cities"],
+            "execution": {"taskSupport": "optional"},
             "_meta": {"com.example/x": 1},
         },
         {

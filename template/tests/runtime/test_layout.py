@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parents[2] / "src" / "mcp_runtime"
-BELOW_SERVING = {"sdk", "config", "observability", "auth", "execution", "contract"}
+BELOW_SERVING = {"sdk", "config", "observability", "auth", "execution", "contract", "tasks"}
 # Each part, and the other parts it may import. The public modules are parts too:
 # ``api`` is mcp_runtime/__init__.py and __main__.py, ``testing`` is mcp_runtime/testing.py.
 MAY_IMPORT: dict[str, set[str]] = {
@@ -21,6 +21,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "auth": {"sdk", "config"},
     "execution": {"sdk", "config", "observability"},
     "contract": {"sdk", "config", "observability", "auth", "execution"},
+    "tasks": {"sdk", "config", "observability", "auth", "execution", "contract"},
     "serving": BELOW_SERVING,
     "api": BELOW_SERVING | {"serving"},
     "devtools": BELOW_SERVING | {"serving", "api", "testing"},

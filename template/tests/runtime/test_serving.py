@@ -149,6 +149,32 @@ def test_a_bad_setting_is_named(
     assert named in str(caught.value)
 
 
+def test_a_bad_task_store_is_named_without_its_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TASKS_URL", "postgres://user:hunter2@db/tasks")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert str(caught.value).startswith("bad setting MCP_TASKS_URL: ")
+    assert "name memory:// (tasks kept in this process) or a Redis URL" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    monkeypatch.setenv("MCP_TASKS_URL", "redis://user:hunter2@cache:6379/2")
+    assert load_settings().tasks_in_memory is False
+
+
+def test_serving_workers_with_tasks_in_memory_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_WORKERS", "2")
+    monkeypatch.delenv("MCP_TASKS_URL", raising=False)
+    assert cli.main(["serve"]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        "error: bad setting MCP_WORKERS: the task tools (prepare_report) keep their tasks in "
+        "memory (MCP_TASKS_URL=memory://), where only the process that ran a task can read "
+        "it; to serve 2 worker processes, keep tasks on Redis "
+        "(MCP_TASKS_URL=redis://host:6379/0), or serve MCP_WORKERS=1\n"
+    )
+
+
 def test_a_tool_cannot_hold_more_threads_than_there_are(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_TOOL_THREADS", "8")
     monkeypatch.setenv("MCP_TOOL_THREADS_PER_TOOL", "9")

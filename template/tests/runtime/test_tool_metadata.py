@@ -96,6 +96,19 @@ async def test_declared_metadata_is_listed_whole() -> None:
     }
 
 
+@pytest.mark.parametrize("support", ["optional", "required"])
+async def test_a_task_tool_is_listed_with_its_task_support(support: str) -> None:
+    @tool_metadata(task=support)  # type: ignore[arg-type]
+    @tool
+    def fetch_archive(city: str) -> CityResult:
+        """Fetch a city's archive."""
+        return CityResult(message=city)
+
+    listed = await listing(fetch_archive, delete_city)
+    assert listed["fetch_archive"]["execution"] == {"taskSupport": support}
+    assert "execution" not in listed["delete_city"]
+
+
 async def test_a_tool_that_declares_nothing_is_listed_with_the_mcp_defaults() -> None:
     assert (await listing(delete_city))["delete_city"] == {
         "name": "delete_city",
@@ -174,6 +187,10 @@ SCOPES_FIX = 'declare scopes as a list of scope names, such as scopes=("forecast
 META_FIX = "use JSON values: str, int, float, bool, None, lists, and dicts with str keys"
 TITLE_FIX = 'give a short human-readable title, such as "Get forecast", or leave it out'
 RESERVED_FIX = 'use a prefix of your own, such as "com.example/"'
+TASK_FIX = (
+    'declare task="optional" (a client may call the tool as a task) or task="required" '
+    "(only as a task), or leave it out for a tool that never is one"
+)
 THREADS_FIX = (
     "declare max_threads=4, say, or leave it out for the service's MCP_TOOL_THREADS_PER_TOOL"
 )
@@ -192,7 +209,7 @@ THREADS_FIX = (
             {"readonly": True, "colour": "red"},
             "the declaration has unknown keys: colour, readonly",
             "use only title, read_only, destructive, idempotent, open_world, scopes, "
-            "max_threads and meta",
+            "max_threads, task and meta",
         ),
         ({"title": ""}, "`title` is empty", TITLE_FIX),
         ({"title": "  "}, "`title` is empty", TITLE_FIX),
@@ -227,6 +244,8 @@ THREADS_FIX = (
             "`max_threads` is a bool, not a whole number of threads of at least 1",
             THREADS_FIX,
         ),
+        ({"task": "sometimes"}, '`task` is \'sometimes\', not "optional" or "required"', TASK_FIX),
+        ({"task": True}, '`task` is a bool, not "optional" or "required"', TASK_FIX),
         ({"scopes": "forecasts"}, "`scopes` is a str, not a list of scope names", SCOPES_FIX),
         ({"scopes": ["ok", 7]}, "`scopes` holds an int, not a scope name", SCOPES_FIX),
         (

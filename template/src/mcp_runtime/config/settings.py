@@ -57,6 +57,9 @@ CommaList = Annotated[tuple[str, ...], NoDecode]
 AuthMode = Literal["oauth", "demo-header", "none"]
 
 
+TASK_STORE_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+
+
 class SettingsError(Exception):
     """A setting has a bad value; the message names it and says what it accepts."""
 
@@ -110,6 +113,23 @@ class ServiceSettings(BaseSettings):
         description="largest result of a call whose answer streams (it reported progress), in "
         "bytes of its JSON: most clients read a server-sent event only up to 1 MiB by default; "
         "a larger one answers isError (result_too_large) instead",
+    )
+    tasks_url: str = Field(
+        "memory://",
+        description="where tasks are kept: memory:// (in this process, no server to run) or "
+        "redis://host:port/db (shared by every worker and replica)",
+    )
+    task_ttl: float = Field(
+        3600.0, gt=0, description="seconds a finished task's result is kept for its client"
+    )
+    task_timeout: float = Field(
+        86400.0, gt=0, description="seconds a task may run before it answers isError"
+    )
+    max_tasks_per_caller: int = Field(
+        100, ge=1, description="tasks one caller may have running at once"
+    )
+    task_poll_interval: float = Field(
+        1.0, gt=0, description="seconds a client is asked to wait between two polls of a task"
     )
     direct_calls: bool = Field(
         True,
@@ -213,6 +233,22 @@ class ServiceSettings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("tasks_url")
+    @classmethod
+    def _tasks_url(cls, value: str) -> str:
+        scheme = urlsplit(value).scheme
+        if value != "memory://" and scheme not in TASK_STORE_SCHEMES:
+            raise ValueError(
+                "name memory:// (tasks kept in this process) or a Redis URL, such as "
+                "redis://localhost:6379/0 (rediss:// for TLS, unix:// for a socket)"
+            )
+        return value
+
+    @property
+    def tasks_in_memory(self) -> bool:
+        """Whether tasks are kept in this process only (``MCP_TASKS_URL=memory://``)."""
+        return self.tasks_url == "memory://"
 
     @field_validator("oauth_issuer", "oauth_jwks_url", "resource_url")
     @classmethod

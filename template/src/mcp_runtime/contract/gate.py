@@ -66,10 +66,11 @@ RULES = {
     "time is `AwareDatetime`, never a plain `datetime` or `time`.",
     "tool-metadata": "A metadata declaration (`@tool_metadata(...)`, or the tool's "
     '`metadata["mcp"]` dict) has only the keys `title`, `read_only`, `destructive`, '
-    "`idempotent`, `open_world`, `scopes` and `meta`: a non-empty `title`, `True` or `False` "
-    "hints, no read-only tool declared destructive, `scopes` of OAuth scope tokens (RFC "
-    "6749), and a JSON `meta` whose keys are valid `_meta` keys outside the prefixes MCP "
-    "reserves.",
+    "`idempotent`, `open_world`, `scopes`, `max_threads`, `task` and `meta`: a non-empty "
+    "`title`, `True` or `False` hints, no read-only tool declared destructive, `scopes` of "
+    "OAuth scope tokens (RFC 6749), a whole `max_threads` of at least 1, a `task` of "
+    '`"optional"` or `"required"`, and a JSON `meta` whose keys are valid `_meta` keys '
+    "outside the prefixes MCP reserves.",
 }
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -391,6 +392,7 @@ def to_mcp_tool(
         annotations=metadata.annotations(),
         meta=metadata.meta,
         scopes=metadata.scopes,
+        task=metadata.task,
         json_keys=json_text_keys(arguments.model),
     )
 

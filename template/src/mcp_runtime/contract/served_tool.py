@@ -49,6 +49,7 @@ from mcp_runtime.contract.output_contract import (
     describe_validation_error,
     error_result,
 )
+from mcp_runtime.contract.tool_metadata import TaskSupport
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
@@ -78,11 +79,12 @@ TOOL_REPORTED = (ToolException, SDKToolError)
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How calls are answered: the deadline, error masking, the deepest result sent, the
-    largest result sent (and sent on a stream), in bytes of its JSON, and the tool threads
-    a sync tool may hold (None: the pool's share)."""
+    """How calls are answered: the deadline (of a call, and of a task), error masking, the
+    deepest result sent, the largest result sent (and sent on a stream), in bytes of its
+    JSON, and the tool threads a sync tool may hold (None: the pool's share)."""
 
     timeout: float | None = None
+    task_timeout: float | None = None
     mask_errors: bool = True
     max_depth: int = DEFAULT_MAX_DEPTH
     max_threads: int | None = None
@@ -168,6 +170,9 @@ class ContractTool(SDKTool):
     caller: ToolCaller = Field(exclude=True, repr=False)
     policy: CallPolicy = Field(default_factory=CallPolicy, description="how calls are answered")
     scopes: tuple[str, ...] = Field((), description="OAuth scopes a caller's token must hold")
+    task: TaskSupport | None = Field(
+        None, description='whether it may ("optional") or must ("required") run as a task'
+    )
     state: ServiceState = Field(
         exclude=True, repr=False, description="the service's threads, calls and metrics"
     )
@@ -186,6 +191,15 @@ class ContractTool(SDKTool):
         Logs one line: the tool, the outcome and the duration (never arguments or
         values); a call cut short by its client leaves the outcome ``cancelled``.
         """
+        result, _ = await self.serve(arguments, context)
+        return result
+
+    async def serve(
+        self, arguments: dict[str, Any], context: Any = None, *, task: bool = False
+    ) -> tuple[CallToolResult, Outcome]:
+        """:meth:`run`, with the call's outcome; ``task``: the call runs as a task, held to
+        the policy's ``task_timeout``, and its result is read whole from the task's store
+        (so the stream's size limit never applies)."""
         started = time.perf_counter()
         outcome = Outcome.CANCELLED
         settings = self.state.settings
@@ -196,8 +210,10 @@ class ContractTool(SDKTool):
             metrics.started(self.name)
             try:
                 async with reporting_progress(context) as progress:
-                    result, outcome = await self._answer(arguments)
-                    result, outcome = self._within_size(result, outcome, progress.streamed)
+                    timeout = self.policy.task_timeout if task else self.policy.timeout
+                    result, outcome = await self._answer(arguments, timeout)
+                    streamed = progress.streamed and not task
+                    result, outcome = self._within_size(result, outcome, streamed)
             finally:
                 duration = time.perf_counter() - started
                 log_call(self.name, outcome, duration)
@@ -206,9 +222,11 @@ class ContractTool(SDKTool):
                     span.end(outcome)
                 if serving_settings is not None:
                     SERVING_SETTINGS.reset(serving_settings)
-        return result
+        return result, outcome
 
-    async def _answer(self, arguments: dict[str, Any]) -> tuple[CallToolResult, Outcome]:
+    async def _answer(
+        self, arguments: dict[str, Any], timeout: float | None
+    ) -> tuple[CallToolResult, Outcome]:
         caller = current_caller() if self.scopes else None
         missing = [scope for scope in self.scopes if caller and scope not in caller.scopes]
         if missing:
@@ -224,7 +242,7 @@ class ContractTool(SDKTool):
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
         owner = owner_of(verified_token())
         state = self.state
-        with state.calls.call(self.name, owner, request_id(), self.policy.timeout) as call:
+        with state.calls.call(self.name, owner, request_id(), timeout) as call:
             try:
                 value = await self.caller.call(
                     arguments, parsed, state.threads, self.policy.max_threads
@@ -248,13 +266,13 @@ class ContractTool(SDKTool):
             return error_result(message), Outcome.CANCELLED
         if call.timed_out() and not self.caller.is_async and never_started():
             message = (
-                f"Tool '{self.name}' did not start within {self.policy.timeout:g} seconds: "
+                f"Tool '{self.name}' did not start within {timeout:g} seconds: "
                 "every thread it may use was busy with earlier calls. Try again later."
             )
             return error_result(message), Outcome.BUSY
         if call.timed_out():
             message = (
-                f"Tool '{self.name}' did not finish within {self.policy.timeout:g} seconds: "
+                f"Tool '{self.name}' did not finish within {timeout:g} seconds: "
                 "try again later, or ask for less at once."
             )
             return error_result(message), Outcome.TIMEOUT
@@ -298,6 +316,10 @@ class ContractTool(SDKTool):
                 "result as one JSON body, or ask for less at once."
             )
         return self._error(ToolError(error="result_too_large", detail=message)), Outcome.TOO_LARGE
+
+    def error_result(self, error: ToolError) -> CallToolResult:
+        """``isError`` with ``error``, as :meth:`_error` shapes it for this tool."""
+        return self._error(error)
 
     def _error(self, error: ToolError) -> CallToolResult:
         """``isError`` with ``error``: the ``ToolError`` itself when the tool's result has

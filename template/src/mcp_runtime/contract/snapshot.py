@@ -1,20 +1,23 @@
 """The published contract, and what a change to it does to the clients that call it.
 
 The contract is every tool's name, title, description, ``inputSchema``,
-``outputSchema``, ``annotations`` and ``_meta``, as ``tools/list`` advertises them,
-and the OAuth ``scopes`` a call needs, kept in ``contract/tools.json`` (sorted, so
-that a diff reads well). :func:`compare` classifies each difference between the
-committed snapshot and the live service:
+``outputSchema``, ``annotations``, ``execution`` (whether it runs as a task) and
+``_meta``, as ``tools/list`` advertises them, and the OAuth ``scopes`` a call needs,
+kept in ``contract/tools.json`` (sorted, so that a diff reads well). :func:`compare`
+classifies each difference between the committed snapshot and the live service:
 
 - breaking: a tool removed (or renamed); an argument removed, added as required,
   made required, or its type narrowed or changed; a result key removed or its
   type changed; the ToolError arm removed; a tool turned destructive
   (``readOnlyHint`` true to false, or ``destructiveHint`` false to true), not
   idempotent (``idempotentHint`` true to false) or open-world (``openWorldHint``
-  false to true); a scope newly required;
+  false to true); a scope newly required; a task tool made a plain one, or a tool
+  that may run as a task made one that must (``execution.taskSupport``: optional to
+  required, or no longer optional or required);
 - compatible: a new tool; a new optional argument; a widened argument type; a new
   result key (``NotRequired``); a ToolError arm added; a description, title or
-  ``_meta`` changed; the reverse of each breaking hint change; a scope dropped.
+  ``_meta`` changed; the reverse of each breaking hint change; a scope dropped; a
+  plain tool that may now run as a task, or a task tool no longer required to.
 
 A snapshot recorded before tools had metadata has no title, annotations, ``_meta``
 or scopes: it is read as what clients saw then (no title, no ``_meta``, no scope,
@@ -112,6 +115,9 @@ def contract_of(
             else {},
             "scopes": sorted((scopes or {}).get(tool.name, ())),
         }
+        execution = getattr(tool, "execution", None)
+        if execution is not None and execution.task_support is not None:
+            entry["execution"] = {"taskSupport": execution.task_support}
         if tool.meta:
             entry["_meta"] = tool.meta
         entries.append(entry)
@@ -165,6 +171,40 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
     return found
 
 
+# What a change of ``execution.taskSupport`` does to a client: (before, after) -> meaning,
+# breaking. A tool without the field is never a task ("forbidden").
+TASK_CHANGES = {
+    ("forbidden", "optional"): ("may now run as a task", False),
+    ("forbidden", "required"): (
+        "now runs only as a task: a client that does not call it as one is refused",
+        True,
+    ),
+    ("optional", "required"): (
+        "now runs only as a task: a client that does not call it as one is refused",
+        True,
+    ),
+    ("optional", "forbidden"): (
+        "no longer runs as a task: a client that calls it as one is refused",
+        True,
+    ),
+    ("required", "forbidden"): (
+        "no longer runs as a task: a client that calls it as one is refused",
+        True,
+    ),
+    ("required", "optional"): ("may now also be called without a task", False),
+}
+
+
+def _task_support(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Difference]:
+    """The difference of ``execution.taskSupport``, if any."""
+    before = (was.get("execution") or {}).get("taskSupport") or "forbidden"
+    after = (now.get("execution") or {}).get("taskSupport") or "forbidden"
+    if before == after:
+        return []
+    change, breaks = TASK_CHANGES.get((before, after), ("task support changed", True))
+    return [Difference(tool, "execution taskSupport", change, before, after, breaking=breaks)]
+
+
 def _metadata(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Difference]:
     """Differences of title, hints, scopes and ``_meta``. An entry recorded before tools
     had metadata is read as what clients saw then: no title, the MCP default of each
@@ -199,6 +239,7 @@ def _metadata(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Diffe
     for scope in sorted(old_scopes - new_scopes):
         change = "scope no longer required"
         found.append(compatible(tool, f"scope {scope}", change, "required", "not required"))
+    found += _task_support(tool, was, now)
     old_meta, new_meta = was.get("_meta") or {}, now.get("_meta") or {}
     if old_meta != new_meta:
         found.append(

@@ -13,6 +13,8 @@ hand (``my_tool.metadata = {"mcp": {"read_only": True}}``). Every key is optiona
 - ``scopes``: the OAuth scopes a caller's token must hold to call the tool;
 - ``max_threads``: the tool threads a sync tool may hold at once, instead of the
   service's ``MCP_TOOL_THREADS_PER_TOOL`` (at most ``MCP_TOOL_THREADS``);
+- ``task``: ``"optional"`` when a client may call the tool as an MCP task (a long job
+  it polls), ``"required"`` when only as one; by default it is never one;
 - ``meta``: JSON served as the tool's ``_meta``.
 
 :func:`read_declaration` reads a declaration into :class:`ToolMetadata`, with every
@@ -23,16 +25,25 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.tools import BaseTool
 from mcp.types import ToolAnnotations
 
-__all__ = ["METADATA_KEY", "ToolMetadata", "read_declaration", "title_of", "tool_metadata"]
+__all__ = [
+    "METADATA_KEY",
+    "TASK_SUPPORT",
+    "TaskSupport",
+    "ToolMetadata",
+    "read_declaration",
+    "title_of",
+    "tool_metadata",
+]
 
 METADATA_KEY = "mcp"
 HINTS = ("read_only", "destructive", "idempotent", "open_world")
-KEYS = ("title", *HINTS, "scopes", "max_threads", "meta")
+KEYS = ("title", *HINTS, "scopes", "max_threads", "task", "meta")
+TASK_SUPPORT = ("optional", "required")
 # RFC 6749, section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 # The MCP specification's `_meta` key: an optional prefix of dot-separated labels and a
@@ -44,6 +55,7 @@ META_KEY = re.compile(
 RESERVED_LABELS = frozenset({"modelcontextprotocol", "mcp"})
 
 ToolT = TypeVar("ToolT", bound=BaseTool)
+TaskSupport = Literal["optional", "required"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,7 @@ class ToolMetadata:
     open_world: bool = True
     scopes: tuple[str, ...] = ()
     max_threads: int | None = None
+    task: TaskSupport | None = None
     meta: dict[str, Any] | None = None
 
     def annotations(self) -> ToolAnnotations:
@@ -78,9 +91,11 @@ def tool_metadata(
     open_world: bool | None = None,
     scopes: Sequence[str] | None = None,
     max_threads: int | None = None,
+    task: TaskSupport | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[ToolT], ToolT]:
-    """Declare a tool's title, hints, scopes, thread limit and ``_meta``; use it above ``@tool``.
+    """Declare a tool's title, hints, scopes, thread limit, task support and ``_meta``; use
+    it above ``@tool``.
 
     Records the arguments given in the tool's ``metadata["mcp"]``; the gate checks them.
     """
@@ -92,6 +107,7 @@ def tool_metadata(
         "open_world": open_world,
         "scopes": scopes,
         "max_threads": max_threads,
+        "task": task,
         "meta": meta,
     }
     declaration = {key: value for key, value in given.items() if value is not None}
@@ -167,6 +183,17 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
             )
         )
         max_threads = None
+    task = declared.get("task")
+    if task is not None and task not in TASK_SUPPORT:
+        kind = repr(task) if isinstance(task, str) else _type_in_words(task)
+        problems.append(
+            (
+                f'`task` is {kind}, not "optional" or "required"',
+                'declare task="optional" (a client may call the tool as a task) or '
+                'task="required" (only as a task), or leave it out for a tool that never is one',
+            )
+        )
+        task = None
     meta, found = _meta(declared.get("meta"))
     problems += found
     metadata = ToolMetadata(
@@ -177,6 +204,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         open_world=_default(hints["open_world"], True),
         scopes=scopes,
         max_threads=max_threads,
+        task=task,
         meta=meta,
     )
     return metadata, problems

@@ -1,11 +1,13 @@
 """What one service owns while it serves, in one object passed to its parts.
 
 A :class:`ServiceState` holds a service's tool threads, its calls in flight, the
-requests its HTTP front has open and its call metrics, in this process. The server's
-tools run with it (the gate binds each to the state it is given), the HTTP app answers
+requests its HTTP front has open, its call metrics and its task engine, in this process.
+The server's tools run with it (the gate binds each to the state it is given), the HTTP app answers
 readiness and scrapes from it, and the process drains it at shutdown. Nothing of it is
 global: two servers built in one process, as tests build them, share nothing.
 """
+
+from typing import Any
 
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.execution.in_flight import InFlight, OpenRequests
@@ -24,7 +26,7 @@ class ServiceState:
     settings, those of the environment.
     """
 
-    __slots__ = ("calls", "metrics", "requests", "settings", "threads")
+    __slots__ = ("calls", "metrics", "requests", "settings", "tasks", "threads")
 
     def __init__(self, settings: ServiceSettings | None = None) -> None:
         self.settings = settings
@@ -35,3 +37,4 @@ class ServiceState:
         )
         self.calls = InFlight()
         self.requests = OpenRequests()
+        self.tasks: Any = None  # the service's TaskEngine, when it serves task tools

@@ -44,6 +44,13 @@ REWRITES: dict[str, list[LogRewrite]] = {
         LogRewrite("chunk: ", None, lambda r: f"chunk: {_size(first_arg(r))} bytes (not logged)"),
     ],
     "uvicorn.error": [],
+    # Docket names each task by its key (the task's id) in the line that ends it: those
+    # lines are dropped (the call log line says how each task's call ended).
+    "docket.worker": [
+        LogRewrite("↩ ", None, None),
+        LogRewrite("✗ ", None, None),
+        LogRewrite("🗙 ", None, None),
+    ],
 }
 
 

@@ -16,7 +16,7 @@ import gc
 from collections.abc import Sequence
 
 from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typing_extensions import deprecated
 
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
@@ -174,4 +174,18 @@ class ServiceApp:
         self.probes.ready = ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" and self.state.tasks is not None:
+            receive = self._closing_tasks(receive)
         await self.app(scope, receive, send)
+
+    def _closing_tasks(self, receive: Receive) -> Receive:
+        """``receive``, closing the task engine when the app is told to shut down (once it
+        has drained: a task still running then is marked failed)."""
+
+        async def closing() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await self.state.tasks.close()
+            return message
+
+        return closing

@@ -14,11 +14,16 @@ from mcp_runtime.contract.violations import ContractViolation
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.sdk import (
     AuthSettings,
+    ContractServer,
     MCPServer,
     TransportSecuritySettings,
+    advertise_tasks,
     served_tools,
+    server_info_stamp,
     without_sdk_spans,
 )
+from mcp_runtime.tasks.engine import EngineSettings, TaskEngine
+from mcp_runtime.tasks.protocol import TaskMethods, TaskRouting
 
 __all__ = [
     "UnknownToolsetError",
@@ -26,6 +31,7 @@ __all__ = [
     "create_server",
     "oauth_settings",
     "state_of",
+    "task_tool_names",
     "transport_security",
 ]
 
@@ -68,6 +74,7 @@ def build_server(
         raise TypeError("build_server(toolsets) needs the server's name: name=...")
     policy = CallPolicy(
         timeout=settings.call_timeout,
+        task_timeout=settings.task_timeout,
         mask_errors=settings.mask_errors,
         max_depth=settings.max_json_depth,
         max_result_bytes=settings.max_result_bytes,
@@ -76,16 +83,37 @@ def build_server(
     state = state if state is not None else ServiceState(settings)
     tools = convert_toolsets(toolsets, violations=violations, policy=policy, state=state)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
-    server = MCPServer(
+    task_tools = [tool for tool in tools if tool.task is not None]
+    engine = None
+    if task_tools:
+        engine = state.tasks or TaskEngine(engine_settings(settings, name))
+        state.tasks = engine
+    server = ContractServer(
         name,
         version=version,
         tools=list(tools),
         auth=oauth_settings(settings) if verifier is not None else None,
         token_verifier=verifier,
         subscriptions=False,
+        extensions=[TaskMethods(engine)] if engine is not None else None,
     )
+    if engine is not None:
+        server.middleware.append(TaskRouting(engine, task_tools, server_info_stamp(server)))
+        advertise_tasks(server)
     logger.debug("startup gate: the %d tools of %s keep the contract", len(tools), name)
     return without_sdk_spans(server)
+
+
+def engine_settings(settings: ServiceSettings, service: str) -> EngineSettings:
+    """The task engine's settings for ``service``, from the service's ``settings``."""
+    return EngineSettings(
+        url=settings.tasks_url,
+        service=service,
+        ttl=settings.task_ttl,
+        timeout=settings.task_timeout,
+        max_per_caller=settings.max_tasks_per_caller,
+        poll_interval=settings.task_poll_interval,
+    )
 
 
 def _service_toolsets(
@@ -123,6 +151,15 @@ def create_server(
 ) -> MCPServer:
     """The former way to build the server of ``toolsets``: :func:`build_server`."""
     return build_server(toolsets, name=name, settings=settings, state=state)
+
+
+def task_tool_names(server: MCPServer) -> list[str]:
+    """The names of the task tools ``server`` serves."""
+    return [
+        tool.name
+        for tool in served_tools(server)
+        if isinstance(tool, ContractTool) and tool.task is not None
+    ]
 
 
 def state_of(server: MCPServer, settings: ServiceSettings | None = None) -> ServiceState:

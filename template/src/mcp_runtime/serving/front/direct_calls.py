@@ -8,6 +8,7 @@ from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.sdk import DirectCalls, MCPServer, answers_json, served_tools
 from mcp_runtime.serving.front.answers import respond_raw
 from mcp_runtime.serving.front.posted import Posted
+from mcp_runtime.tasks.protocol import TaskRouting
 
 __all__ = ["DirectAnswers"]
 
@@ -20,7 +21,8 @@ class DirectAnswers:
     gives, without its request machinery (a third or more of a call's cost). Everything
     else, and any request the SDK would refuse, passes on to the SDK.
 
-    Tools whose input schema declares ``Mcp-Param`` headers are left to the SDK. Under
+    Tools whose input schema declares ``Mcp-Param`` headers, and task tools, are left to
+    the SDK. Under
     ``MCP_AUTH=oauth`` the front has verified the request's token before this part.
     """
 
@@ -28,9 +30,11 @@ class DirectAnswers:
         self.app = app
         self.path = path
         callers = {
-            tool.name: tool for tool in served_tools(server) if isinstance(tool, ContractTool)
+            tool.name: tool
+            for tool in served_tools(server)
+            if isinstance(tool, ContractTool) and tool.task is None
         }
-        self.direct = DirectCalls(server, callers)
+        self.direct = DirectCalls(server, callers, passed_by=(TaskRouting,))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (

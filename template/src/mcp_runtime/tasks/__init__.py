@@ -1,0 +1,1 @@
+"""Long calls as MCP tasks: the record, its two wire forms, the engine and the protocol."""

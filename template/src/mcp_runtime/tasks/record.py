@@ -1,0 +1,68 @@
+"""One task as the service keeps it, in the words of both protocol revisions.
+
+A task is a call of a task tool that outlives its request: it is ``working`` until it
+ends ``completed`` (its tool answered, ``isError`` or not), ``failed`` (the call could not
+be answered: a JSON-RPC error stands in for its result) or ``cancelled``.
+"""
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+__all__ = ["TERMINAL", "Status", "TaskRecord", "wire_time"]
+
+Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+def wire_time(moment: datetime) -> str:
+    """``moment`` as the protocol writes a time: ISO 8601 in UTC, to the millisecond."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """A task's state: its id, tool, status and times; once ended, its result (the
+    ``CallToolResult`` as JSON) or its error (a JSON-RPC error object)."""
+
+    task_id: str
+    tool: str
+    status: Status
+    created_at: datetime
+    updated_at: datetime
+    ttl_ms: int
+    poll_interval_ms: int
+    status_message: str | None = None
+    result: dict[str, Any] | None = field(default=None, repr=False)
+    error: dict[str, Any] | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the task has ended."""
+        return self.status in TERMINAL
+
+    def fields_2025(self) -> dict[str, Any]:
+        """The ``Task`` of 2025-11-25 (its ``tasks/get`` and ``tasks/cancel`` answers)."""
+        fields: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
+        if self.status_message is not None:
+            fields["statusMessage"] = self.status_message
+        fields |= {
+            "createdAt": wire_time(self.created_at),
+            "lastUpdatedAt": wire_time(self.updated_at),
+            "ttl": self.ttl_ms,
+            "pollInterval": self.poll_interval_ms,
+        }
+        return fields
+
+    def fields_2026(self) -> dict[str, Any]:
+        """The task's fields in the ``io.modelcontextprotocol/tasks`` extension (2026-07-28)."""
+        fields: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
+        if self.status_message is not None:
+            fields["statusMessage"] = self.status_message
+        fields |= {
+            "createdAt": wire_time(self.created_at),
+            "lastUpdatedAt": wire_time(self.updated_at),
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.poll_interval_ms,
+        }
+        return fields
