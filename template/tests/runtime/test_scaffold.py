@@ -183,9 +183,10 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     service: Path, mypy_cache: str
 ) -> None:
     """Toolsets named like the runtime's modules and tests (``http`` is also the standard
-    library's), and a tool named like a runtime test, in one copy of the service: all are
-    linted, tested, served and recorded together."""
-    skip_if_the_service_uses("serving", "cli", "http", "gate")
+    library's), a tool named like a runtime test, and two task tools (one optional, one
+    required), in one copy of the service: all are linted, tested, served and recorded
+    together."""
+    skip_if_the_service_uses("serving", "cli", "http", "gate", "fetch_later", "only_later")
     before, report = recorded_tools(service), contract_report(service)
     for name in ("serving", "cli", "http"):
         created = run(service, "mcp_runtime.devtools.scaffold", "new-toolset", name)
@@ -201,14 +202,32 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     assert (service / "tests" / "runtime" / "test_gate.py").read_bytes() == (
         ROOT / "tests" / "runtime" / "test_gate.py"
     ).read_bytes()
-    check_written(service, {"serving", "cli", "http", "gate"}, before, report, mypy_cache)
+    tasks = {"fetch_later": "optional", "only_later": "required"}
+    for name, task in tasks.items():
+        added = run(
+            service, "mcp_runtime.devtools.scaffold", "new-tool", "http", name, "--task", task
+        )
+        assert added.returncode == 0, added.stderr
+    recorded = json.loads((service / "contract" / "tools.json").read_text())["tools"]
+    support = {entry["name"]: entry.get("execution") for entry in recorded}
+    assert {name: support[name] for name in tasks} == {
+        name: {"taskSupport": task} for name, task in tasks.items()
+    }
+    assert support["gate"] is None
+    tools = {"serving", "cli", "http", "gate", *tasks}
+    check_written(service, tools, before, report, mypy_cache)
 
 
+@pytest.mark.parametrize("task", [None, "optional", "required"])
 @pytest.mark.parametrize("package", ["acme", "mcp_tools", "zeta"])
-def test_written_tests_sort_their_imports_for_any_package_name(package: str) -> None:
-    """The tests as written, before ruff tidies them: whether the package sorts before,
-    beside or after ``mcp_runtime``, its import comes right after the runtime's."""
-    text = scaffold.tool_tests(f"{package}.toolsets.weather", scaffold.Names("forecast"), "weather")
+def test_written_tests_sort_their_imports_for_any_package_name(
+    package: str, task: str | None
+) -> None:
+    """The tests as written, before ruff tidies them, of a plain tool and of task tools:
+    whether the package sorts before, beside or after ``mcp_runtime``, its import comes
+    right after the runtime's."""
+    names = scaffold.Names("forecast")
+    text = scaffold.tool_tests(f"{package}.toolsets.weather", names, "weather", task)
     first_party = f"lint.isort.known-first-party = ['{package}']"
     stdin = ["--stdin-filename", "tests/test_forecast.py", "-"]
     for command in (["check", "--config", first_party], ["format", "--check"]):
@@ -320,6 +339,6 @@ def test_help_explains_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
         scaffold.main(["new-toolset", "--help"])
     assert exited.value.code == 0
     text = capsys.readouterr().out
-    assert text.startswith("usage: scripts/new-toolset [-h] NAME")
-    for rule in ("normalised", "exit status 2", "keyword", "overwrite", "restored"):
+    assert text.startswith("usage: scripts/new-toolset [-h] [--task {optional,required}] NAME")
+    for rule in ("normalised", "exit status 2", "keyword", "overwrite", "restored", "MCP task"):
         assert rule in text

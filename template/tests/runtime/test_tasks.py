@@ -1,11 +1,22 @@
-"""Long calls as MCP tasks, in both eras, on the embedded store (``memory://``).
+"""Long calls as MCP tasks, in both eras, embedded (``memory://``) and on Redis.
 
 A client that opts in gets a task for every call of a task tool and polls it; one that
 does not gets what its revision says. The task's result keeps the contract of a plain
-call. Served by the slow test service as a real process, spoken to over raw HTTP as
-each revision's clients speak (the clients themselves are in ``nox -s clients``).
+call; a task is its caller's alone. Served by the slow test service as a real process,
+spoken to over raw HTTP as each revision's clients speak (the clients themselves are
+in ``nox -s clients``).
+
+On Redis, two processes of the service on two ports share one real ``redis-server``
+(which these tests start): a task created through one is read, cancelled and answered
+through the other; a process killed outright leaves its running task ``failed``, said
+so by the other, never ``working`` forever; and nothing of the request that created a
+task (its token, its headers, its arguments) is in the store, searched whole.
 """
 
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,7 +26,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_runtime.testing import RunningServer, run_server
+from mcp_runtime.testing import LocalIssuer, RunningServer, free_port, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 MODERN = "2026-07-28"
@@ -44,6 +55,28 @@ def service(folder: Path) -> Iterator[RunningServer]:
         yield server
 
 
+RESOURCE = "https://tasks.example.com/mcp"
+
+
+@pytest.fixture(scope="module")
+def guarded(folder: Path) -> Iterator[tuple[LocalIssuer, RunningServer]]:
+    """The same service under ``MCP_AUTH=oauth``, two open tasks a caller."""
+    with LocalIssuer() as issuer:
+        env = {
+            "SLOW_SERVICE_DIR": str(folder),
+            "MCP_TOOLSETS": "tasks",
+            "MCP_MAX_TASKS_PER_CALLER": "2",
+            **issuer.environment(RESOURCE),
+        }
+        with run_server(SLOW_SERVICE, env=env) as server:
+            yield issuer, server
+
+
+def bearer(issuer: LocalIssuer, subject: str) -> dict[str, str]:
+    token = issuer.token(subject=subject, audience=RESOURCE, expires_in=600)
+    return {"authorization": f"Bearer {token}"}
+
+
 def modern(
     server: RunningServer,
     method: str,
@@ -70,9 +103,14 @@ def modern(
     return dict(answer.json())
 
 
-def legacy(server: RunningServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def legacy(
+    server: RunningServer,
+    method: str,
+    params: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """``method`` as a 2025-11-25 client sends it (stateless: no session); the answer."""
-    sent = dict(HEADERS) | {"mcp-protocol-version": LEGACY}
+    sent = dict(HEADERS) | {"mcp-protocol-version": LEGACY} | (headers or {})
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     return dict(httpx2.post(server.url, json=body, headers=sent, timeout=30).json())
 
@@ -224,3 +262,239 @@ def test_an_unknown_task_and_a_request_without_the_extension_are_refused(
         service, "tasks/get", {"taskId": created["taskId"]}, headers={"mcp-name": "other"}
     )
     assert mismatched["error"]["code"] == -32020
+
+
+def without_ids(answer: dict[str, Any]) -> dict[str, Any]:
+    """An error answer without its task id, for comparing two."""
+    return {"code": answer["error"]["code"], "message": answer["error"]["message"]}
+
+
+def test_a_task_is_its_callers_alone_and_knows_its_caller(
+    guarded: tuple[LocalIssuer, RunningServer],
+) -> None:
+    issuer, server = guarded
+    ada, bob = bearer(issuer, "ada"), bearer(issuer, "bob")
+    created = modern(server, "tools/call", job("o1", kind="caller"), headers=ada)["result"]
+    task_id = created["taskId"]
+    done = settle(lambda i: modern(server, "tasks/get", {"taskId": i}, headers=ada), task_id)
+    assert done["result"]["result"]["structuredContent"]["message"] == "caller ada"
+    unknown = modern(server, "tasks/get", {"taskId": f"{task_id[:9]}x"}, headers=bob)
+    for method in ("tasks/get", "tasks/cancel"):
+        answered = modern(server, method, {"taskId": task_id}, headers=bob)
+        assert without_ids(answered) == without_ids(unknown), method
+    assert legacy(server, "tasks/list", {}, bob)["result"]["tasks"] == []
+    listed = legacy(server, "tasks/list", {}, ada)["result"]["tasks"]
+    assert [entry["taskId"] for entry in listed] == [task_id]
+    assert len(task_id) > 32  # an id nobody guesses: 24 random bytes after the process's
+
+
+def test_a_caller_past_the_cap_of_open_tasks_is_told_so(
+    guarded: tuple[LocalIssuer, RunningServer], folder: Path
+) -> None:
+    issuer, server = guarded
+    cleo = bearer(issuer, "cleo")
+    held = [
+        modern(server, "tools/call", job(f"cap{n}", hold=True), headers=cleo)["result"]["taskId"]
+        for n in range(2)
+    ]
+    refused = modern(server, "tools/call", job("cap2"), headers=cleo)["result"]
+    assert refused["isError"] is True
+    assert refused["structuredContent"]["error"] == "too_many_tasks"
+    assert "already has 2 tasks running" in refused["content"][0]["text"]
+    assert "MCP_MAX_TASKS_PER_CALLER" in refused["content"][0]["text"]
+    refused_2025 = legacy(server, "tools/call", job("cap3") | {"task": {}}, cleo)
+    assert refused_2025["error"]["code"] == -32600
+    assert "already has 2 tasks running" in refused_2025["error"]["message"]
+    other = modern(server, "tools/call", job("cap4"), headers=bearer(issuer, "dan"))
+    assert other["result"]["resultType"] == "task"
+    for task_id in held:
+        modern(server, "tasks/cancel", {"taskId": task_id}, headers=cleo)
+    again = modern(server, "tools/call", job("cap5"), headers=cleo)["result"]
+    assert again["resultType"] == "task"
+
+
+# On Redis -------------------------------------------------------------------------------
+
+SECRET = "demo-token-3c5a1f0e9b"  # the credential the task's request carries
+ARGUMENT = "argument-77e2b41c"  # an argument the task is called with
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ``redis-server`` of its own, on a free port, saving nothing unless asked."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.fail(
+            "redis-server is not installed: the task store's tests need it "
+            "(on Debian or Ubuntu: apt-get install redis-server)"
+        )
+    folder = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--appendonly", "no", "--rdbcompression", "no", "--dir", str(folder)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while redis_cli(port, "PING") != "PONG":
+            if time.monotonic() > deadline or process.poll() is not None:
+                pytest.fail("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def redis_cli(port: int, *command: str) -> str:
+    """A command's answer from the Redis on ``port``, as ``redis-cli`` prints it."""
+    found = subprocess.run(
+        ["redis-cli", "-p", str(port), *command], capture_output=True, text=True, check=False
+    )
+    return found.stdout.strip()
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.fixture(scope="module")
+def pair(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, RunningServer, RunningServer]]:
+    """Two processes of the slow test service, on two ports, sharing the one Redis."""
+    folder = tmp_path_factory.mktemp("tasks-redis")
+    env = {
+        "SLOW_SERVICE_DIR": str(folder),
+        "MCP_TOOLSETS": "tasks",
+        "MCP_AUTH": "none",
+        "MCP_TASKS_URL": redis_url,
+        "MCP_TASK_POLL_INTERVAL": "0.05",
+        "MCP_TASK_HEARTBEAT": "0.2",
+    }
+    with run_server(SLOW_SERVICE, env=env) as first, run_server(SLOW_SERVICE, env=env) as second:
+        yield folder, first, second
+
+
+def wait_for(path: Path, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_task_created_through_one_process_is_answered_by_the_other(
+    pair: tuple[Path, RunningServer, RunningServer],
+) -> None:
+    _, first, second = pair
+    created = modern(first, "tools/call", job("r1", steps=2, text="shared"))["result"]
+    done = settle(lambda i: modern(second, "tasks/get", {"taskId": i}), created["taskId"])
+    assert done["result"]["status"] == "completed"
+    assert done["result"]["result"]["structuredContent"] == {
+        "message": "ok shared",
+        "data": "shared",
+    }
+    tasked = legacy(first, "tools/call", job("r2", text="legacy") | {"task": {}})["result"]
+    task_id = tasked["task"]["taskId"]
+    answered = legacy(second, "tasks/result", {"taskId": task_id})["result"]
+    assert answered["structuredContent"] == {"message": "ok legacy", "data": "legacy"}
+
+
+def test_a_task_cancelled_through_the_other_process_stops_where_it_runs(
+    pair: tuple[Path, RunningServer, RunningServer],
+) -> None:
+    folder, first, second = pair
+    created = modern(first, "tools/call", job("r3", steps=1, hold=True))["result"]
+    wait_for(folder / "started-r3")
+    working = settle_on(second, created["taskId"], "step 1 of 1")
+    assert working["status"] == "working"
+    modern(second, "tasks/cancel", {"taskId": created["taskId"]})
+    wait_for(folder / "cancelled-r3")
+    got = modern(first, "tasks/get", {"taskId": created["taskId"]})["result"]
+    assert got["status"] == "cancelled"
+
+
+def settle_on(server: RunningServer, task_id: str, message: str) -> dict[str, Any]:
+    """The task once its status message is ``message``."""
+    deadline = time.monotonic() + 10
+    while True:
+        got: dict[str, Any] = modern(server, "tasks/get", {"taskId": task_id})["result"]
+        if got.get("statusMessage") == message or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
+def test_a_process_killed_mid_task_leaves_it_failed_not_working(
+    redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
+) -> None:
+    folder, _, survivor = pair
+    env = {
+        "SLOW_SERVICE_DIR": str(folder),
+        "MCP_TOOLSETS": "tasks",
+        "MCP_AUTH": "none",
+        "MCP_TASKS_URL": redis_url,
+        "MCP_TASK_HEARTBEAT": "0.2",
+    }
+    with run_server(SLOW_SERVICE, env=env) as doomed:
+        created = modern(doomed, "tools/call", job("k1", hold=True))["result"]
+        wait_for(folder / "started-k1")
+        os.killpg(doomed.process.pid, signal.SIGKILL)
+        doomed.process.wait()
+        killed = time.monotonic()
+        done = settle(lambda i: modern(survivor, "tasks/get", {"taskId": i}), created["taskId"])
+    assert done["result"]["status"] == "failed"
+    assert time.monotonic() - killed < 5  # five missed heartbeats of 0.2 s, and a poll
+    message = done["result"]["error"]["message"]
+    assert message.startswith("The service process running this task stopped before it ended")
+    assert message.endswith("call the tool again.")
+    assert done["result"]["statusMessage"] == message
+
+
+def test_no_credential_header_or_argument_is_written_to_the_store(
+    redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
+) -> None:
+    _, first, second = pair
+    created = modern(
+        first,
+        "tools/call",
+        job("s1", kind="header", text=ARGUMENT),
+        headers={"x-demo-token": SECRET, "authorization": f"Bearer {SECRET}"},
+    )["result"]
+    done = settle(lambda i: modern(second, "tasks/get", {"taskId": i}), created["taskId"])
+    # The tool read the header, in the process that ran it.
+    expected = f"token of {len(SECRET)} characters"
+    assert done["result"]["result"]["structuredContent"]["message"] == expected
+    port = port_of(redis_url)
+    assert redis_cli(port, "SAVE") == "OK"
+    dump = (Path(redis_cli(port, "CONFIG", "GET", "dir").split("\n")[1]) / "dump.rdb").read_bytes()
+    assert created["taskId"].encode() in dump  # the store was searched whole: the task is there
+    assert SECRET.encode() not in dump
+    assert ARGUMENT.encode() not in dump
+
+
+def test_sigterm_drains_a_task_that_ends_within_the_grace_and_fails_one_that_does_not(
+    redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
+) -> None:
+    folder, _, reader = pair
+    env = {
+        "SLOW_SERVICE_DIR": str(folder),
+        "MCP_TOOLSETS": "tasks",
+        "MCP_AUTH": "none",
+        "MCP_TASKS_URL": redis_url,
+        "MCP_SHUTDOWN_GRACE": "1",
+    }
+    with run_server(SLOW_SERVICE, env=env) as stopping:
+        held = modern(stopping, "tools/call", job("t1", hold=True))["result"]
+        quick = modern(stopping, "tools/call", job("t2", steps=20))["result"]
+        wait_for(folder / "started-t1")
+        stopping.process.send_signal(signal.SIGTERM)
+        assert stopping.process.wait(timeout=15) == 0
+    ended = settle(lambda i: modern(reader, "tasks/get", {"taskId": i}), quick["taskId"])
+    assert ended["result"]["status"] == "completed"
+    failed = modern(reader, "tasks/get", {"taskId": held["taskId"]})["result"]
+    assert failed["status"] == "failed"
+    assert failed["error"]["message"] == (
+        "The service stopped while this task ran (it was shut down or restarted, and the "
+        "task did not end within the shutdown grace), so the task has no result: call the "
+        "tool again."
+    )
+    assert (folder / "cancelled-t1").exists()

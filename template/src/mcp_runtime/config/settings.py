@@ -131,6 +131,12 @@ class ServiceSettings(BaseSettings):
     task_poll_interval: float = Field(
         1.0, gt=0, description="seconds a client is asked to wait between two polls of a task"
     )
+    task_heartbeat: float = Field(
+        2.0,
+        gt=0,
+        description="seconds between two heartbeats of a process that runs tasks; one that "
+        "misses five is taken for stopped, and its running tasks end failed",
+    )
     direct_calls: bool = Field(
         True,
         description="answer a 2026-07-28 tools/call of the service's own tools without the "

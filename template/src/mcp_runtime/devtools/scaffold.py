@@ -1,6 +1,7 @@
 """Scaffold toolsets and tools that keep the contract from their first commit.
 
-Run through ``scripts/new-toolset NAME`` and ``scripts/new-tool TOOLSET NAME``.
+Run through ``scripts/new-toolset NAME`` and ``scripts/new-tool TOOLSET NAME`` (either
+with ``--task optional`` or ``--task required`` for a task tool).
 Every file is planned first and written only once the input is known good; then
 the service's ``contract --write TOOL`` runs on the result (the startup gate, then
 the new tools recorded in the contract snapshot), and any failure restores every
@@ -22,8 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_runtime.contract.snapshot import SNAPSHOT
+from mcp_runtime.contract.tool_metadata import TASK_SUPPORT
 from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError, find_service, toolset_name
-from mcp_runtime.devtools.scaffold_texts import IMPORTED, TOOL, TOOL_TESTS, TOOLSET
+from mcp_runtime.devtools.scaffold_texts import (
+    IMPORTED,
+    PLAIN_CALL_TEST,
+    TASK_ONLY_TEST,
+    TOOL,
+    TOOL_TESTS,
+    TOOLSET,
+)
 
 __all__ = ["main"]
 
@@ -98,7 +107,7 @@ def module_of(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")
 
 
-def plan_toolset(service: Service, text: str) -> Plan:
+def plan_toolset(service: Service, text: str, task: str | None = None) -> Plan:
     """Plan a new toolset module with one example tool, and its test file."""
     module = normalise(text, "toolset")
     toolset = toolset_name(module)
@@ -111,8 +120,8 @@ def plan_toolset(service: Service, text: str) -> Plan:
         )
     names = Names(module)
     check_tool_name_is_free(service, names.tool)
-    test_path, test_source = plan_test(service, module, names)
-    source = TOOLSET.substitute(toolset=toolset, tool=names.tool, tool_code=tool_code(names))
+    test_path, test_source = plan_test(service, module, names, task)
+    source = TOOLSET.substitute(toolset=toolset, tool=names.tool, tool_code=tool_code(names, task))
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -126,7 +135,7 @@ def plan_toolset(service: Service, text: str) -> Plan:
     )
 
 
-def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
+def plan_tool(service: Service, toolset_text: str, text: str, task: str | None = None) -> Plan:
     """Plan one more tool in an existing toolset module, and its test file."""
     module = module_of(toolset_text)
     folder = toolsets_folder(service)
@@ -182,11 +191,11 @@ def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
         + missing_imports(tree)
         + body
         + "\n\n\n"
-        + tool_code(names)
+        + tool_code(names, task)
         + f"\n\nTOOLS = [{', '.join([*listed, names.tool])}]\n"
         + after
     )
-    test_path, test_source = plan_test(service, module, names)
+    test_path, test_source = plan_test(service, module, names, task)
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -199,23 +208,48 @@ def plan_tool(service: Service, toolset_text: str, text: str) -> Plan:
     )
 
 
-def plan_test(service: Service, module: str, names: Names) -> tuple[Path, str]:
+def plan_test(
+    service: Service, module: str, names: Names, task: str | None = None
+) -> tuple[Path, str]:
     """The team's test file for a new tool, ``tests/test_<tool>.py``; refused if it exists."""
     path = Path.cwd() / "tests" / f"test_{names.tool}.py"
     if path.exists():
         raise ScaffoldError(
             f"{relative(path)} already exists: choose another tool name, or move that file."
         )
-    return path, tool_tests(f"{service.toolsets_package}.{module}", names, toolset_name(module))
+    package = f"{service.toolsets_package}.{module}"
+    return path, tool_tests(package, names, toolset_name(module), task)
 
 
-def tool_code(names: Names) -> str:
-    return TOOL.substitute(tool=names.tool, result=names.result_class, words=names.words)
+def tool_code(names: Names, task: str | None = None) -> str:
+    """The code of the tool ``names.tool``; a task tool when ``task`` is given."""
+    line = f'    task="{task}",\n' if task else ""
+    return TOOL.substitute(tool=names.tool, result=names.result_class, words=names.words, task=line)
 
 
-def tool_tests(module: str, names: Names, toolset: str) -> str:
-    """The tests of the tool ``names.tool`` of ``module`` (a full module name)."""
-    return TOOL_TESTS.substitute(module=module, tool=names.tool, toolset=toolset, words=names.words)
+def tool_tests(module: str, names: Names, toolset: str, task: str | None = None) -> str:
+    """The tests of the tool ``names.tool`` of ``module`` (a full module name); of a task
+    tool when ``task`` is given."""
+    if task == "required":
+        call_test = TASK_ONLY_TEST.substitute(tool=names.tool)
+        imported = "from mcp import MCPError\n"
+    else:
+        listed = (
+            "    assert entry.execution is not None\n"
+            f'    assert entry.execution.task_support == "{task}"\n'
+            if task
+            else ""
+        )
+        call_test = PLAIN_CALL_TEST.substitute(tool=names.tool, listed=listed)
+        imported = "from jsonschema import Draft202012Validator\n"
+    return TOOL_TESTS.substitute(
+        module=module,
+        tool=names.tool,
+        toolset=toolset,
+        words=names.words,
+        imported=imported,
+        call_test=call_test,
+    )
 
 
 def bound_names(tree: ast.Module) -> set[str]:
@@ -335,9 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         service = find_service()
         if args.command == "new-toolset":
-            plan = plan_toolset(service, args.name)
+            plan = plan_toolset(service, args.name, args.task)
         else:
-            plan = plan_tool(service, args.toolset, args.name)
+            plan = plan_tool(service, args.toolset, args.name, args.task)
         apply(plan)
     except (ScaffoldError, ServiceNotFoundError) as exc:
         print(f"error: {exc}\nNothing was written.", file=sys.stderr)
@@ -360,6 +394,7 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     toolset.add_argument("name", metavar="NAME", help="the toolset's name, such as 'Weather Data'")
+    toolset.add_argument("--task", choices=TASK_SUPPORT, help=TASK_HELP)
     tool = commands.add_parser(
         "new-tool",
         prog="scripts/new-tool",
@@ -368,8 +403,14 @@ def parser() -> argparse.ArgumentParser:
     )
     tool.add_argument("toolset", metavar="TOOLSET", help="a toolset, such as weather-data")
     tool.add_argument("name", metavar="NAME", help="the new tool's name, such as 'forecast'")
+    tool.add_argument("--task", choices=TASK_SUPPORT, help=TASK_HELP)
     return top
 
+
+TASK_HELP = (
+    "make the tool a task tool: a client may call it as an MCP task, a long job it polls "
+    "(optional), or only as one (required); see docs/long-calls.md"
+)
 
 NEW_TOOLSET_HELP = """\
 Create a toolset: src/<package>/toolsets/<name>.py with one example tool that
@@ -396,6 +437,9 @@ Add a tool to an existing toolset: a result type, the tool function and its
 entry in the toolset's TOOLS list, plus tests/test_<name>.py, and the tool's
 entry in contract/tools.json. The same rules and guarantees as
 scripts/new-toolset apply (see its --help).
+
+With --task optional, a client may call the tool as an MCP task, a long job it
+polls; with --task required, only as one (see docs/long-calls.md).
 """
 
 NEXT_STEPS = """

@@ -9,12 +9,16 @@ isort section of its own, before the package's). The placeholders:
 - ``$words``: its name in words (``weather data``);
 - ``$toolset``: the toolset's name (``weather-data``);
 - ``$module``: the toolset's module (``svc.toolsets.weather_data``);
-- ``$tool_code``: a filled-in ``TOOL``, in ``TOOLSET``.
+- ``$tool_code``: a filled-in ``TOOL``, in ``TOOLSET``;
+- ``$task``: for a task tool, its ``task=...`` line of ``@tool_metadata`` (else empty);
+- ``$call_test``: the test of a call over MCP: ``PLAIN_CALL_TEST`` (a tool that may be
+  called without a task), or ``TASK_ONLY_TEST``, and ``$imported`` what it imports;
+- ``$listed``: in ``PLAIN_CALL_TEST``, the check of a task tool's listed task support.
 """
 
 from string import Template
 
-__all__ = ["IMPORTED", "TOOL", "TOOLSET", "TOOL_TESTS"]
+__all__ = ["IMPORTED", "PLAIN_CALL_TEST", "TASK_ONLY_TEST", "TOOL", "TOOLSET", "TOOL_TESTS"]
 
 # Lowercase names the texts import; a tool of the same name would hide them.
 IMPORTED = {
@@ -60,7 +64,7 @@ class ${result}(ToolResult):
     destructive=False,
     idempotent=True,
     open_world=False,
-)
+${task})
 @tool
 def ${tool}(
     key: Annotated[str, Field(description="The key of the record to fetch, such as 'example'.")],
@@ -86,8 +90,7 @@ TOOL_TESTS = Template('''\
 """The ${tool} tool of the ${toolset} toolset."""
 
 import pytest
-from jsonschema import Draft202012Validator
-
+${imported}
 from mcp_runtime.testing import MCPServer, connect
 from ${module} import ${tool}
 
@@ -109,6 +112,10 @@ def test_${tool}_unknown_key_is_not_found() -> None:
     }
 
 
+${call_test}''')
+
+# The test of a call over MCP, for a tool that may be called without a task.
+PLAIN_CALL_TEST = Template("""\
 @pytest.mark.anyio
 async def test_${tool}_over_mcp_matches_its_schema(server: MCPServer) -> None:
     async with connect(server) as session:
@@ -116,7 +123,20 @@ async def test_${tool}_over_mcp_matches_its_schema(server: MCPServer) -> None:
         result = await session.call_tool("${tool}", {"key": "example"})
     entry = next(tool for tool in listing.tools if tool.name == "${tool}")
     assert entry.output_schema is not None
-    Draft202012Validator(entry.output_schema).validate(result.structured_content)
+${listed}    Draft202012Validator(entry.output_schema).validate(result.structured_content)
     assert result.is_error is False
     assert result.structured_content == EXPECTED
-''')
+""")
+
+# The test of a call over MCP, for a tool that runs only as a task.
+TASK_ONLY_TEST = Template("""\
+@pytest.mark.anyio
+async def test_${tool}_runs_only_as_a_task(server: MCPServer) -> None:
+    async with connect(server) as session:
+        listing = await session.list_tools()
+        with pytest.raises(MCPError, match="runs only as a task"):
+            await session.call_tool("${tool}", {"key": "example"})
+    entry = next(tool for tool in listing.tools if tool.name == "${tool}")
+    assert entry.execution is not None
+    assert entry.execution.task_support == "required"
+""")

@@ -113,6 +113,7 @@ def engine_settings(settings: ServiceSettings, service: str) -> EngineSettings:
         timeout=settings.task_timeout,
         max_per_caller=settings.max_tasks_per_caller,
         poll_interval=settings.task_poll_interval,
+        heartbeat=settings.task_heartbeat,
     )
 
 
