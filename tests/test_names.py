@@ -66,32 +66,45 @@ def test_the_render_is_ruff_formatted(named: Path) -> None:
 
 def test_kubernetes_names_are_valid(named: Path) -> None:
     loaded = manifests(named)
-    assert set(loaded) == {"deployment.yaml", "service.yaml", "hpa.yaml"}
-    deployment, service, autoscaler = (
-        loaded[name] for name in ("deployment.yaml", "service.yaml", "hpa.yaml")
-    )
-    pod = deployment["spec"]["template"]
-    labels = [
-        *deployment["metadata"]["labels"].values(),
-        *deployment["spec"]["selector"]["matchLabels"].values(),
-        *pod["metadata"]["labels"].values(),
-        *service["metadata"]["labels"].values(),
-        *service["spec"]["selector"].values(),
-    ]
+    assert set(loaded) == {
+        "deployment.yaml",
+        "service.yaml",
+        "hpa.yaml",
+        "tasks-store.yaml",
+        "tasks-store-service.yaml",
+        "tasks-store-policy.yaml",
+    }
+    autoscaler, policy = loaded["hpa.yaml"], loaded["tasks-store-policy.yaml"]
+    labels = [*policy["metadata"]["labels"].values()]
     names = [
-        deployment["metadata"]["name"],
         autoscaler["metadata"]["name"],
         autoscaler["spec"]["scaleTargetRef"]["name"],
-        *(container["name"] for container in pod["spec"]["containers"]),
+        policy["metadata"]["name"],
     ]
+    for deployment, service in (
+        (loaded["deployment.yaml"], loaded["service.yaml"]),
+        (loaded["tasks-store.yaml"], loaded["tasks-store-service.yaml"]),
+    ):
+        pod = deployment["spec"]["template"]
+        labels += [
+            *deployment["metadata"]["labels"].values(),
+            *deployment["spec"]["selector"]["matchLabels"].values(),
+            *pod["metadata"]["labels"].values(),
+            *service["metadata"]["labels"].values(),
+            *service["spec"]["selector"].values(),
+        ]
+        names += [
+            deployment["metadata"]["name"],
+            *(container["name"] for container in pod["spec"]["containers"]),
+        ]
+        assert DNS_1035_LABEL.match(service["metadata"]["name"]), service["metadata"]["name"]
     assert [name for name in names if not DNS_LABEL.match(name)] == []
-    assert DNS_1035_LABEL.match(service["metadata"]["name"]), service["metadata"]["name"]
     assert [value for value in labels if not LABEL_VALUE.match(value)] == []
 
 
 def test_allowed_hosts_are_the_service_dns_names(named: Path) -> None:
     [container] = manifests(named)["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
-    environment = {item["name"]: item["value"] for item in container["env"]}
+    environment = {item["name"]: item.get("value") for item in container["env"]}
     hosts = [host.removesuffix(":*") for host in environment["MCP_ALLOWED_HOSTS"].split(",")]
     service_name = manifests(named)["service.yaml"]["metadata"]["name"]
     assert service_name in hosts

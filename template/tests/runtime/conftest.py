@@ -1,4 +1,5 @@
-"""The runtime's tests serve without authentication, unless a test is about it.
+"""The runtime's tests serve without authentication, unless a test is about it; a
+Redis of their own serves the tests that keep tasks there (``redis_url``).
 
 Every service runs these same tests, whatever its ``auth`` answer: the servers they
 start (in process, or as processes that inherit the environment) get ``MCP_AUTH=none``.
@@ -7,10 +8,16 @@ folder from before its fixtures start until after they stop, and only for these:
 team's tests in ``tests/`` see the service's own environment.
 """
 
+import functools
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
+
+from mcp_runtime.testing import free_port
 
 SAVED = pytest.StashKey[str | None]()
 
@@ -32,3 +39,44 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
             os.environ.pop("MCP_AUTH", None)
         else:
             os.environ["MCP_AUTH"] = saved
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ``redis-server`` of its own, on a free port, saving nothing unless asked."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.fail(
+            "redis-server is not installed: the task store's tests need it "
+            "(on Debian or Ubuntu: apt-get install redis-server)"
+        )
+    folder = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--appendonly", "no", "--rdbcompression", "no", "--dir", str(folder)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while redis_cli(port, "PING") != "PONG":
+            if time.monotonic() > deadline or process.poll() is not None:
+                pytest.fail("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def redis_cli(port: int, *command: str) -> str:
+    """A command's answer from the Redis on ``port``, as ``redis-cli`` prints it."""
+    found = subprocess.run(
+        ["redis-cli", "-p", str(port), *command], capture_output=True, text=True, check=False
+    )
+    return found.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def redis_command(redis_url: str) -> Callable[..., str]:
+    """Runs a command on the tests' Redis, answering what ``redis-cli`` prints."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    return functools.partial(redis_cli, port)

@@ -11,6 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -22,12 +23,13 @@ from mcp_runtime.contract.toolsets import find_service
 from mcp_runtime.testing import run_server, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "deploy" / "kubernetes"
 DEFAULT_PORT = ServiceSettings.model_fields["port"].default
 NAME = find_service().name
 
 
 def manifest(name: str) -> dict[str, Any]:
-    loaded = yaml.safe_load((ROOT / "deploy" / "kubernetes" / name).read_text())
+    loaded = yaml.safe_load((MANIFESTS / name).read_text())
     assert isinstance(loaded, dict)
     return loaded
 
@@ -44,20 +46,70 @@ def container(deployment: dict[str, Any]) -> dict[str, Any]:
     return only
 
 
-def test_manifests_are_the_three_kinds() -> None:
-    names = ("deployment.yaml", "service.yaml", "hpa.yaml")
-    kinds = {name: manifest(name)["kind"] for name in names}
+def pod_environment(container: dict[str, Any]) -> dict[str, str]:
+    """The container's environment as Kubernetes gives it: ``$(NAME)`` expanded, each
+    secret's key standing in for its value."""
+    found: dict[str, str] = {}
+    for item in container["env"]:
+        if "valueFrom" in item:
+            found[item["name"]] = f"secret-{item['valueFrom']['secretKeyRef']['key']}"
+        else:
+            found[item["name"]] = re.sub(
+                r"\$\((\w+)\)", lambda named: found[named[1]], item["value"]
+            )
+    return found
+
+
+def test_manifests_are_the_kinds_a_service_and_its_task_store_need() -> None:
+    kinds = {path.name: manifest(path.name)["kind"] for path in MANIFESTS.glob("*.yaml")}
     assert kinds == {
         "deployment.yaml": "Deployment",
         "service.yaml": "Service",
         "hpa.yaml": "HorizontalPodAutoscaler",
+        "tasks-store.yaml": "Deployment",
+        "tasks-store-service.yaml": "Service",
+        "tasks-store-policy.yaml": "NetworkPolicy",
     }
+
+
+def test_replicas_keep_their_tasks_on_the_one_task_store(
+    deployment: dict[str, Any], container: dict[str, Any]
+) -> None:
+    """Several replicas need a shared task store: the service's tasks URL names the
+    store's Service, with the password the store requires, from the same Secret."""
+    assert deployment["spec"]["replicas"] > 1
+    url = urlsplit(pod_environment(container)["MCP_TASKS_URL"])
+    store = manifest("tasks-store.yaml")
+    store_service = manifest("tasks-store-service.yaml")
+    assert (url.scheme, url.hostname, url.path) == (
+        "redis",
+        store_service["metadata"]["name"],
+        "/0",
+    )
+    [port] = store_service["spec"]["ports"]
+    assert url.port == port["port"]
+    [redis] = store["spec"]["template"]["spec"]["containers"]
+    assert [entry["name"] for entry in redis["ports"]] == [port["targetPort"]]
+    labels = store["spec"]["template"]["metadata"]["labels"]
+    assert store_service["spec"]["selector"].items() <= labels.items()
+    secrets = [
+        item["valueFrom"]["secretKeyRef"]["name"]
+        for item in [*container["env"], *redis["env"]]
+        if "valueFrom" in item
+    ]
+    assert secrets == [store["metadata"]["name"]] * 2
+    assert url.password == "secret-password"
+    assert redis["args"][:2] == ["--requirepass", "$(REDIS_PASSWORD)"]
+    policy = manifest("tasks-store-policy.yaml")["spec"]
+    assert policy["podSelector"]["matchLabels"] == store_service["spec"]["selector"]
+    [allowed] = policy["ingress"][0]["from"]
+    assert allowed["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
 
 
 def test_ports_match_the_settings(container: dict[str, Any]) -> None:
     [port] = container["ports"]
     assert port == {"name": "http", "containerPort": DEFAULT_PORT}
-    environment = {item["name"]: item["value"] for item in container["env"]}
+    environment = pod_environment(container)
     assert environment["MCP_PORT"] == str(DEFAULT_PORT)
     for probe in ("livenessProbe", "readinessProbe"):
         assert container[probe]["httpGet"]["port"] == "http"
@@ -66,7 +118,7 @@ def test_ports_match_the_settings(container: dict[str, Any]) -> None:
 
 
 def test_binding_beyond_localhost_lists_the_allowed_hosts(container: dict[str, Any]) -> None:
-    environment = {item["name"]: item["value"] for item in container["env"]}
+    environment = pod_environment(container)
     assert environment["MCP_HOST"] == "0.0.0.0"
     hosts = environment["MCP_ALLOWED_HOSTS"].split(",")
     assert f"{NAME}:*" in hosts
@@ -79,8 +131,8 @@ def test_the_deployments_settings_serve_over_http(
     monkeypatch.chdir(tmp_path)  # no .env
     for name in [name for name in os.environ if name.startswith("MCP_")]:
         monkeypatch.delenv(name)
-    for item in container["env"]:
-        monkeypatch.setenv(item["name"], item["value"])
+    for name, value in pod_environment(container).items():
+        monkeypatch.setenv(name, value)
     settings = load_settings()
     require_http_auth(settings)
     assert settings.auth == service_defaults.AUTH

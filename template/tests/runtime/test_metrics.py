@@ -242,8 +242,8 @@ def test_one_process_exposes_what_prometheus_client_metrics_would(
 # --- real processes -----------------------------------------------------------------
 
 
-async def test_every_scrape_of_two_workers_counts_the_calls_of_both() -> None:
-    with run_server(SERVE, env={"MCP_WORKERS": "2"}) as server:
+async def test_every_scrape_of_two_workers_counts_the_calls_of_both(redis_url: str) -> None:
+    with run_server(SERVE, env={"MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}) as server:
         line = eventually(lambda: merge_line(server.log()), "the metrics folder in the log")
         folder = Path(line)
         calls = 0
@@ -324,11 +324,12 @@ def test_a_worker_that_dies_leaves_the_in_flight_sum(
     assert folder.is_dir()  # the operator's folder stays
 
 
-def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path) -> None:
+def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path, redis_url: str) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     folder = blocker / "metrics"
     env = {**os.environ, "MCP_WORKERS": "2", "MCP_PORT": "0", MULTIPROC_DIR: str(folder)}
+    env["MCP_TASKS_URL"] = redis_url
     ended = subprocess.run(SERVE, env=env, capture_output=True, text=True, timeout=WAIT_SECONDS)
     assert ended.returncode == 2
     assert ended.stderr.splitlines()[-1] == (
@@ -337,8 +338,9 @@ def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path) -> Non
     )
 
 
-def test_metrics_off_answers_404_and_makes_no_folder() -> None:
-    with run_server(SERVE, env={"MCP_METRICS": "false", "MCP_WORKERS": "2"}) as server:
+def test_metrics_off_answers_404_and_makes_no_folder(redis_url: str) -> None:
+    env = {"MCP_METRICS": "false", "MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}
+    with run_server(SERVE, env=env) as server:
         eventually(lambda: "worker(s)" in server.log() or None, "the start line")
         answer = httpx2.get(f"{server.base_url}/metrics")
         server.process.send_signal(signal.SIGTERM)

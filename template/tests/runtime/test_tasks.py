@@ -14,9 +14,7 @@ task (its token, its headers, its arguments) is in the store, searched whole.
 """
 
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +24,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_runtime.testing import LocalIssuer, RunningServer, free_port, run_server
+from mcp_runtime.testing import LocalIssuer, RunningServer, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 MODERN = "2026-07-28"
@@ -320,44 +318,6 @@ ARGUMENT = "argument-77e2b41c"  # an argument the task is called with
 
 
 @pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A ``redis-server`` of its own, on a free port, saving nothing unless asked."""
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.fail(
-            "redis-server is not installed: the task store's tests need it "
-            "(on Debian or Ubuntu: apt-get install redis-server)"
-        )
-    folder = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    command += ["--appendonly", "no", "--rdbcompression", "no", "--dir", str(folder)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 10
-        while redis_cli(port, "PING") != "PONG":
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def redis_cli(port: int, *command: str) -> str:
-    """A command's answer from the Redis on ``port``, as ``redis-cli`` prints it."""
-    found = subprocess.run(
-        ["redis-cli", "-p", str(port), *command], capture_output=True, text=True, check=False
-    )
-    return found.stdout.strip()
-
-
-def port_of(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/")[0])
-
-
-@pytest.fixture(scope="module")
 def pair(
     redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Path, RunningServer, RunningServer]]:
@@ -450,7 +410,7 @@ def test_a_process_killed_mid_task_leaves_it_failed_not_working(
 
 
 def test_no_credential_header_or_argument_is_written_to_the_store(
-    redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
+    redis_command: Callable[..., str], pair: tuple[Path, RunningServer, RunningServer]
 ) -> None:
     _, first, second = pair
     created = modern(
@@ -463,9 +423,9 @@ def test_no_credential_header_or_argument_is_written_to_the_store(
     # The tool read the header, in the process that ran it.
     expected = f"token of {len(SECRET)} characters"
     assert done["result"]["result"]["structuredContent"]["message"] == expected
-    port = port_of(redis_url)
-    assert redis_cli(port, "SAVE") == "OK"
-    dump = (Path(redis_cli(port, "CONFIG", "GET", "dir").split("\n")[1]) / "dump.rdb").read_bytes()
+    assert redis_command("SAVE") == "OK"
+    folder = Path(redis_command("CONFIG", "GET", "dir").split("\n")[1])
+    dump = (folder / "dump.rdb").read_bytes()
     assert created["taskId"].encode() in dump  # the store was searched whole: the task is there
     assert SECRET.encode() not in dump
     assert ARGUMENT.encode() not in dump
