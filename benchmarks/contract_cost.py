@@ -20,6 +20,11 @@
 6. Startup: the CPU time of a process that runs the command line (``contract``: import
    the whole runtime, build the server, exit) against the same process with the cyclic
    collector left running during the imports and over what they built.
+7. Tasks, over streamable HTTP as a client of 2026-07-28 sends them: a call of a task
+   tool made a task and polled to its result, against a plain call of the same tool,
+   with tasks kept in memory and on Redis (a ``redis-server`` the script starts); and a
+   plain call of a tool of a service that serves task tools, against the same call of
+   a service that serves none (in memory, and over HTTP).
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -33,6 +38,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -46,6 +52,7 @@ from pathlib import Path
 from typing import Any, NotRequired
 from urllib.parse import urlsplit
 
+import httpx2
 import jsonschema
 import uvicorn
 from langchain_core.tools import StructuredTool, tool
@@ -55,7 +62,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from typing_extensions import TypedDict
 
-from mcp_runtime import ToolError, ToolResult, to_mcp_tool
+from mcp_runtime import ToolError, ToolResult, to_mcp_tool, tool_metadata
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
@@ -623,14 +630,163 @@ def section_6(calls: int, rounds: int, seconds: float) -> None:
     )
 
 
-SECTIONS = {1: section_1, 2: section_2, 3: section_3, 4: section_4, 5: section_5, 6: section_6}
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+@tool_metadata(task="optional")
+@tool
+async def long_hello(name: str) -> HelloResult:
+    """Greet a person by name, as a task when the client asks."""
+    return greet(name)
+
+
+def modern_body(method: str, params: dict[str, Any], tasks: bool) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {"extensions": {TASKS: {}}} if tasks else {}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params | {"_meta": meta}}
+
+
+async def task_calls(url: str, calls: int, as_task: bool) -> list[float]:
+    """Each call's time of ``long_hello``: plain, or as a task polled (at once, then every
+    millisecond) until its result."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    headers |= {"mcp-protocol-version": MODERN}
+    call = {"name": "long_hello", "arguments": {"name": "Ada"}}
+    timings = []
+    async with httpx2.AsyncClient(timeout=30) as client:
+        for number in range(calls + 20):
+            started = time.perf_counter()
+            sent = headers | {"mcp-method": "tools/call", "mcp-name": "long_hello"}
+            answer = (
+                await client.post(url, json=modern_body("tools/call", call, as_task), headers=sent)
+            ).json()
+            result = answer["result"]
+            if as_task:
+                task = {"taskId": result["taskId"]}
+                polled = headers | {"mcp-method": "tasks/get"}
+                while result.get("status") != "completed":
+                    if result.get("resultType") == "complete":
+                        await asyncio.sleep(0.001)
+                    got = await client.post(
+                        url, json=modern_body("tasks/get", task, True), headers=polled
+                    )
+                    result = got.json()["result"]
+                result = result["result"]
+            if number >= 20:  # the first ones warm up
+                timings.append(time.perf_counter() - started)
+            assert result["structuredContent"] == GREETING, result
+    return timings
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str | None]:
+    """A ``redis-server`` of the script's own on a free port; None when none is installed."""
+    found = shutil.which("redis-server")
+    if found is None:
+        yield None
+        return
+    port = free_port()
+    command = [
+        found,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def section_7(calls: int, rounds: int, seconds: float) -> None:
+    print("7. tasks: a task polled to its result against a plain call of the same tool")
+    with redis_server() as redis_url:
+        for store, url in (("memory://", "memory://"), ("Redis", redis_url)):
+            if url is None:
+                print(f"   {store:10s} not measured: redis-server is not installed")
+                continue
+            settings = ServiceSettings(stateless=True, auth="none", tasks_url=url)
+            toolset = Toolset("hello", (long_hello,))
+            server = build_server([toolset], name="tasks", settings=settings)
+            with Served(build_app(server, settings)) as served_url:
+                plain, tasked = interleaved(
+                    rounds,
+                    lambda u=served_url: task_calls(u, calls // 4, as_task=False),
+                    lambda u=served_url: task_calls(u, calls // 4, as_task=True),
+                )
+            plain_us = statistics.median(statistics.median(run) for run in plain) * 1e6
+            task_us = statistics.median(statistics.median(run) for run in tasked) * 1e6
+            print(
+                f"   {store:10s} plain call {plain_us:8.1f} us   task to its result "
+                f"{task_us:8.1f} us   ratio {task_us / plain_us:.2f}"
+            )
+    print("   a plain call of a service that serves task tools, against one that serves none")
+    settings = ServiceSettings(stateless=True, auth="none")
+    plain_toolset = Toolset("hello", (tool("hello")(greet_async),))
+    with_tasks = build_server(
+        [plain_toolset, Toolset("long", (long_hello,))], name="t", settings=settings
+    )
+    without = build_server([plain_toolset], name="t", settings=settings)
+    with_runs, without_runs = interleaved(
+        rounds, lambda: per_call(with_tasks, calls), lambda: per_call(without, calls)
+    )
+    with_us = statistics.median(statistics.median(run) for run in with_runs) * 1e6
+    without_us = statistics.median(statistics.median(run) for run in without_runs) * 1e6
+    print(
+        f"   in memory  without {without_us:7.1f} us   with {with_us:7.1f} us"
+        f"   ratio {with_us / without_us:.3f}"
+    )
+    with (
+        Served(build_app(with_tasks, settings)) as with_url,
+        Served(build_app(without, settings)) as without_url,
+    ):
+        rates = interleaved(
+            rounds,
+            lambda: load(with_url, seconds, 8, era=MODERN),
+            lambda: load(without_url, seconds, 8, era=MODERN),
+        )
+    with_rate, without_rate = (statistics.median(rate for rate, _ in runs) for runs in rates)
+    print(
+        f"   HTTP       without {without_rate:8.1f} calls/s   with {with_rate:8.1f} calls/s"
+        f"   cost ratio (without / with throughput) {without_rate / with_rate:.3f}"
+    )
+
+
+SECTIONS = {
+    1: section_1,
+    2: section_2,
+    3: section_3,
+    4: section_4,
+    5: section_5,
+    6: section_6,
+    7: section_7,
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     parser.add_argument(
-        "--sections", default="1,2,3,4,5,6", help="the sections to run, comma-separated"
+        "--sections", default="1,2,3,4,5,6,7", help="the sections to run, comma-separated"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)

@@ -317,7 +317,7 @@ def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
                     for tool in answer["tools"]
                     if tool["outputSchema"]["type"] == "object"
                 )
-                == ["hello", "whoami"]
+                == ["hello", "prepare_report", "whoami"]
             ),
         ),
         ("hello", "tools/call"): (

@@ -36,9 +36,10 @@ PROVES = {
     # One session a cell of WHOLE_SUITE_CELLS: each line starts with the cell's answers.
     "service": (
         "`scripts/lint` (ruff, mypy --strict, deptry) and the whole runtime suite (its "
-        "scaffold tests add toolsets and a tool named like its own test modules to a copy of "
-        "the service, then run its lint, tests and contract), `check` by console script and "
-        "by `python -m`, `schema` typed"
+        "scaffold tests add toolsets, a tool named like its own test modules and task tools "
+        "to a copy of the service, then run its lint, tests and contract; its task tests "
+        "serve two processes on a `redis-server` of their own), `check` by console script "
+        "and by `python -m`, `schema` typed"
     ),
     "names": (
         "each other awkward name (`NAME_CELLS`, each on its Python), two at a time "

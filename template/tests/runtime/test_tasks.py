@@ -448,6 +448,8 @@ def test_sigterm_drains_a_task_that_ends_within_the_grace_and_fails_one_that_doe
         wait_for(folder / "started-t1")
         stopping.process.send_signal(signal.SIGTERM)
         assert stopping.process.wait(timeout=15) == 0
+        log = stopping.log()
+    assert "Traceback" not in log, log  # the store closed as cleanly as it opened
     ended = settle(lambda i: modern(reader, "tasks/get", {"taskId": i}), quick["taskId"])
     assert ended["result"]["status"] == "completed"
     failed = modern(reader, "tasks/get", {"taskId": held["taskId"]})["result"]

@@ -100,29 +100,52 @@ class TaskEngine:
         self.prefix = f"mcp-tasks:{settings.service}"
         self.local: dict[str, LocalTask] = {}
         self._dockets: dict[str, Docket] = {}
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._worker: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+        self._asked: asyncio.Queue[tuple[str, asyncio.Future[Docket]] | None] | None = None
+        self._keeper: asyncio.Task[None] | None = None
         self._function = self._task_function()
 
     # Lifecycle -------------------------------------------------------------------------
 
     async def _docket(self, instance: str) -> Docket:
-        """The docket of process ``instance``, opened once."""
+        """The docket of process ``instance``, opened once (by the keeper)."""
         docket = self._dockets.get(instance)
         if docket is not None:
             return docket
-        async with self._lock:
-            if self._stack is None:
-                self._stack = contextlib.AsyncExitStack()
-                await self._stack.__aenter__()
-            docket = self._dockets.get(instance)
-            if docket is None:
-                docket = await self._stack.enter_async_context(self._new_docket(instance))
-                self._dockets[instance] = docket
-                if instance == self.instance:
-                    await self._start_worker(docket)
-        return docket
+        loop = asyncio.get_running_loop()
+        if self._asked is None or self._keeper is None:
+            self._asked = asyncio.Queue()
+            self._keeper = loop.create_task(self._keep(self._asked), name="mcp-task-store")
+        opened: asyncio.Future[Docket] = loop.create_future()
+        await self._asked.put((instance, opened))
+        return await opened
+
+    async def _keep(
+        self, asked: "asyncio.Queue[tuple[str, asyncio.Future[Docket]] | None]"
+    ) -> None:
+        """Open each docket asked for, and this process's worker, and close them all when
+        told to: one task enters and leaves them, as Docket's context requires."""
+        worker: asyncio.Task[None] | None = None
+        async with contextlib.AsyncExitStack() as stack:
+            while (request := await asked.get()) is not None:
+                instance, opened = request
+                try:
+                    docket = self._dockets.get(instance)
+                    if docket is None:
+                        docket = await stack.enter_async_context(self._new_docket(instance))
+                        if instance == self.instance:
+                            worker = await self._start_worker(docket, stack)
+                        self._dockets[instance] = docket
+                    opened.set_result(docket)
+                except Exception as exc:
+                    opened.set_exception(exc)
+            if worker is not None:
+                worker.cancel()  # Docket's worker stops taking tasks, and waits for its own
+                await asyncio.wait({worker}, timeout=1.0)
+                if not worker.done():
+                    worker.cancel()  # a second cancel stops the tasks still running
+                with contextlib.suppress(BaseException):
+                    await worker
+            self._dockets.clear()
 
     def _new_docket(self, instance: str) -> Docket:
         settings = self.settings
@@ -134,7 +157,9 @@ class TaskEngine:
             execution_ttl=timedelta(seconds=settings.ttl),
         )
 
-    async def _start_worker(self, docket: Docket) -> None:
+    async def _start_worker(
+        self, docket: Docket, stack: contextlib.AsyncExitStack
+    ) -> "asyncio.Task[None]":
         docket.register(self._function)
         worker = Worker(
             docket,
@@ -142,11 +167,8 @@ class TaskEngine:
             concurrency=self.settings.concurrency,
             schedule_automatic_tasks=False,
         )
-        assert self._stack is not None
-        await self._stack.enter_async_context(worker)
-        self._worker = asyncio.get_running_loop().create_task(
-            worker.run_forever(), name="mcp-task-worker"
-        )
+        await stack.enter_async_context(worker)
+        return asyncio.get_running_loop().create_task(worker.run_forever(), name="mcp-task-worker")
 
     async def close(self) -> None:
         """Stop this process's worker and close the store; a task still running here
@@ -154,18 +176,12 @@ class TaskEngine:
         for task_id in list(self.local):
             with contextlib.suppress(Exception):
                 await self._fail(self.instance, task_id, STOPPED)
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.cancel()  # Docket's worker stops taking tasks, and waits for its own
-            await asyncio.wait({worker}, timeout=1.0)
-            if not worker.done():
-                worker.cancel()  # a second cancel stops the tasks still running
-            with contextlib.suppress(BaseException):
-                await worker
-        stack, self._stack = self._stack, None
-        self._dockets.clear()
-        if stack is not None:
-            await stack.aclose()
+        keeper, asked = self._keeper, self._asked
+        self._keeper = self._asked = None
+        if keeper is not None and asked is not None:
+            await asked.put(None)
+            with contextlib.suppress(Exception):
+                await keeper
 
     # Running ---------------------------------------------------------------------------
 
