@@ -24,6 +24,11 @@ clients' token; under ``demo-header``, with the demo credential enabled
 - under oauth, the README's quick start as written: ``dev-token``, ``serve`` with the
   settings it printed, and the README's Inspector command sending the token;
 - three of these at a time (each waits on its own client more than it computes);
+- tasks: the conformance suite's tasks scenarios (its 0.2.0-alpha.12 release), against
+  the suite's fixture tools (``tasks_fixtures.py``) served as a toolset of the service,
+  keeping its tasks in memory, and in two worker processes on one Redis (a
+  ``redis-server`` the check starts); every failure must be one
+  ``conformance_tasks.json`` expects, with its reason; beside the long calls;
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress,
   cancellation and results of 5 and 20 MB through the TypeScript clients
@@ -238,7 +243,7 @@ def conformance(url: str, stateful_url: str) -> None:
         stateful_url: classified["applies_when_stateful"],
     }
     not_applicable = classified["not_applicable"]
-    listed = run("conformance", "list", "--server").stdout
+    listed = run(*CONFORMANCE, "list", "--server").stdout
     scenarios = re.findall(r"^\s+- (\S+)", listed, re.MULTILINE)
     if not scenarios:
         report("conformance suite", "list", f"no scenario listed:\n{listed}")
@@ -256,7 +261,7 @@ def conformance(url: str, stateful_url: str) -> None:
             if scenario not in scenarios:
                 report("conformance suite", scenario, "no longer a scenario of the suite")
                 continue
-            result = run("conformance", "server", "--url", target, "--scenario", scenario)
+            result = run(*CONFORMANCE, "server", "--url", target, "--scenario", scenario)
             summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", result.stdout)
             passed = (
                 summary and summary[1] == summary[2] and summary[3] == "0" and summary[2] != "0"
@@ -265,6 +270,89 @@ def conformance(url: str, stateful_url: str) -> None:
             report("conformance suite", scenario, None if passed else f"did not pass:\n{tail}")
     applying = sum(len(group) for group in groups.values())
     print(f"conformance suite: {applying} scenarios apply, {len(not_applicable)} do not")
+
+
+# Each release of the suite by its own entry point: both name their command `conformance`.
+CONFORMANCE = ["node", str(HERE / "node_modules/@modelcontextprotocol/conformance/dist/index.js")]
+CONFORMANCE_TASKS = ["node", str(HERE / "node_modules/conformance-tasks/dist/index.js")]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    """A ``redis-server`` of the check's own on a free loopback port; yields its URL."""
+    port = free_port()
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    process = subprocess.Popen(
+        [*command, "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    sys.exit("redis-server did not start: the tasks checks need it")
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def add_task_fixtures(service: Path) -> None:
+    """The suite's fixture tools of its tasks scenarios, as a toolset of the service."""
+    [toolsets] = (service / "src").glob("*/toolsets")
+    (toolsets / "tasks_fixtures.py").write_text((HERE / "tasks_fixtures.py").read_text())
+
+
+def task_conformance(service: Path, slug: str) -> None:
+    """The suite's tasks scenarios (0.2.0-alpha.12), against the service keeping its tasks
+    in memory, and against two worker processes keeping them on one Redis; every failure
+    must be one ``conformance_tasks.json`` expects, with its reason."""
+    classified = json.loads((HERE / "conformance_tasks.json").read_text())
+    expected = classified["expected_failures"]
+    listed = ANSI.sub("", run(*CONFORMANCE_TASKS, "list", "--server").stdout)
+    listed_tasks = set(re.findall(r"^\s+- (tasks-\S+)", listed, re.MULTILINE))
+    known = set(classified["scenarios"]) | set(classified["not_run"])
+    for scenario in sorted(listed_tasks - known):
+        report("conformance suite (tasks)", scenario, "not classified in conformance_tasks.json")
+    settings = {"MCP_AUTH": "none", "MCP_TOOLSETS": "tasks-fixtures"}
+    with (
+        redis_server() as redis_url,
+        served(service, slug, **settings) as memory_url,
+        served(service, slug, **settings, MCP_TASKS_URL=redis_url, MCP_WORKERS="2") as redis,
+    ):
+        for store, url in (("memory://", memory_url), ("Redis, two workers", redis)):
+            failed_anywhere: set[str] = set()
+            for scenario in classified["scenarios"]:
+                if scenario not in listed_tasks:
+                    report("conformance suite (tasks)", scenario, "no longer a scenario")
+                    continue
+                command = [*CONFORMANCE_TASKS, "server", "--url", url, "--scenario", scenario]
+                output = ANSI.sub("", run(*command, timeout=120).stdout)
+                failed = {
+                    f"{scenario}:{check}"
+                    for check in re.findall(r"\[([\w-]+)\s*\]\s+FAILURE", output)
+                }
+                failed_anywhere |= failed
+                ran = re.search(r"Passed: (\d+)/(\d+)", output)
+                problems = [f"{check} failed" for check in sorted(failed - set(expected))]
+                if ran is None or ran[2] == "0":
+                    problems.append("it ran no check:\n" + output[-600:])
+                report(
+                    f"conformance suite (tasks, {store})",
+                    scenario,
+                    "; ".join(problems) or None,
+                )
+            for check in sorted(set(expected) - failed_anywhere):
+                report(
+                    f"conformance suite (tasks, {store})",
+                    check,
+                    "passes now: take it out of conformance_tasks.json's expected failures",
+                )
 
 
 def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
@@ -583,7 +671,11 @@ def main(service: Path, slug: str) -> int:
         with ThreadPoolExecutor(max_workers=3) as lanes:
             for done in [lanes.submit(check) for check in checks]:
                 done.result()
-    long_calls(service, slug)
+    add_task_fixtures(service)
+    with ThreadPoolExecutor(max_workers=2) as lanes:
+        beside = lanes.submit(task_conformance, service, slug)
+        long_calls(service, slug)
+        beside.result()
     if failures:
         print(f"\n{len(failures)} client check(s) failed:", file=sys.stderr)
         print("\n".join(f"  {failure}" for failure in failures), file=sys.stderr)

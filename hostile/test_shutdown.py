@@ -110,7 +110,9 @@ def readiness_after_sigterm(server: Server, deadline: float) -> str:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_under_load_answers_every_call(launch: Launcher, workers: int) -> None:
-    server = launch(MCP_WORKERS=str(workers), MCP_SHUTDOWN_GRACE="10")
+    # The hostile tools and hello (its liveness check): two workers would keep the example
+    # task tool's tasks on Redis (on memory:// they are refused), and this is about calls.
+    server = launch(MCP_WORKERS=str(workers), MCP_SHUTDOWN_GRACE="10", MCP_TOOLSETS="hostile,hello")
     server.assert_alive()
     deadline = time.monotonic() + LOAD_SECONDS
     with ThreadPoolExecutor(CALLERS) as pool:

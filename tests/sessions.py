@@ -73,7 +73,9 @@ PROVES = {
         "answers its subject); a lone surrogate answered by its call's id; progress and "
         "cancellation in both eras; results of 5 and 20 MB, at once, after 16 s and reporting "
         "progress, through the TypeScript clients, fastmcp's `Client` and the Python SDK's 2.x "
-        "client on their defaults"
+        "client on their defaults; the conformance suite's tasks scenarios (0.2.0-alpha.12) "
+        "against its fixture tools, tasks in memory and two workers on one Redis, each "
+        "failure one `clients/conformance_tasks.json` expects"
     ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "

@@ -460,3 +460,27 @@ def test_sigterm_drains_a_task_that_ends_within_the_grace_and_fails_one_that_doe
         "tool again."
     )
     assert (folder / "cancelled-t1").exists()
+
+
+def test_a_finished_task_is_kept_for_its_ttl_then_removed(folder: Path) -> None:
+    env = {
+        "SLOW_SERVICE_DIR": str(folder),
+        "MCP_TOOLSETS": "tasks",
+        "MCP_AUTH": "none",
+        "MCP_TASK_TTL": "1",
+    }
+    with run_server(SLOW_SERVICE, env=env) as server:
+        created = modern(server, "tools/call", job("ttl1"))["result"]
+        done = settle(lambda i: modern(server, "tasks/get", {"taskId": i}), created["taskId"])
+        assert done["result"]["status"] == "completed"
+        ended = time.monotonic()
+        kept = modern(server, "tasks/get", {"taskId": created["taskId"]})
+        deadline = ended + 10
+        while "result" in (gone := modern(server, "tasks/get", {"taskId": created["taskId"]})):
+            assert time.monotonic() < deadline, "the finished task was never removed"
+            time.sleep(0.1)
+        removed_after = time.monotonic() - ended
+    assert kept["result"]["status"] == "completed"
+    assert gone["error"]["code"] == -32602
+    assert gone["error"]["message"].startswith("No such task: its id is unknown")
+    assert 0.5 < removed_after < 3

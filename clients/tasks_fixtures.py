@@ -1,0 +1,47 @@
+"""The conformance suite's fixture tools of its tasks scenarios, as a service's team
+would write them (``nox -s clients`` adds this toolset to the render it checks).
+
+The tools the scenarios call by name: ``greet`` (plain), ``slow_compute`` (a task when
+the client opts in), ``failing_job`` (only a task; a ``ToolError``), and
+``protocol_error_job`` (only a task; an exception). The scenarios' tools that ask the
+client for input mid-task are not here: a LangChain tool cannot (see
+``conformance_tasks.json``).
+"""
+
+import asyncio
+
+from langchain_core.tools import tool
+from mcp_runtime import ToolError, ToolResult, tool_metadata
+
+
+@tool
+def greet(name: str) -> ToolResult:
+    """Greet a person by name."""
+    return ToolResult(message=f"Hello, {name}!")
+
+
+@tool_metadata(task="optional")
+@tool
+async def slow_compute(seconds: float = 1, label: str = "") -> ToolResult:
+    """Compute for a number of seconds."""
+    await asyncio.sleep(seconds)
+    return ToolResult(message=f"computed {label} in {seconds:g} s")
+
+
+@tool_metadata(task="required")
+@tool
+async def failing_job() -> ToolResult | ToolError:
+    """A job that fails as a tool's error."""
+    await asyncio.sleep(0.5)
+    return ToolError(error="job_failed", detail="The job failed, as it always does.")
+
+
+@tool_metadata(task="required")
+@tool
+async def protocol_error_job() -> ToolResult:
+    """A job that fails with an exception."""
+    await asyncio.sleep(0.2)
+    raise RuntimeError("the job broke")
+
+
+TOOLS = [greet, slow_compute, failing_job, protocol_error_job]
