@@ -183,39 +183,38 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     service: Path, mypy_cache: str
 ) -> None:
     """Toolsets named like the runtime's modules and tests (``http`` is also the standard
-    library's), a tool named like a runtime test, and two task tools (one optional, one
-    required), in one copy of the service: all are linted, tested, served and recorded
-    together."""
-    skip_if_the_service_uses("serving", "cli", "http", "gate", "fetch_later", "only_later")
+    library's; ``cli``'s tool may run as a task), and a tool named like a runtime test that
+    runs only as a task, in one copy of the service: all are linted, tested, served and
+    recorded together."""
+    skip_if_the_service_uses("serving", "cli", "http", "gate")
     before, report = recorded_tools(service), contract_report(service)
+    tasks = {"cli": "optional", "gate": "required"}
     for name in ("serving", "cli", "http"):
-        created = run(service, "mcp_runtime.devtools.scaffold", "new-toolset", name)
+        task = ["--task", tasks[name]] if name in tasks else []
+        created = run(service, "mcp_runtime.devtools.scaffold", "new-toolset", name, *task)
         assert created.returncode == 0, created.stderr
         assert created.stdout.startswith(
             f"Normalised '{name}' to the toolset '{name}' (module {name}.py).\n"
             f"Created the toolset '{name}':\n"
         )
         assert f"uv run {find_service().name} contract --write {name}  " in created.stdout
-    added = run(service, "mcp_runtime.devtools.scaffold", "new-tool", "hello", "gate")
+    added = run(
+        service, "mcp_runtime.devtools.scaffold", "new-tool", "hello", "gate", "--task", "required"
+    )
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("Added the tool 'gate' to the toolset 'hello':\n")
     assert (service / "tests" / "runtime" / "test_gate.py").read_bytes() == (
         ROOT / "tests" / "runtime" / "test_gate.py"
     ).read_bytes()
-    tasks = {"fetch_later": "optional", "only_later": "required"}
-    for name, task in tasks.items():
-        added = run(
-            service, "mcp_runtime.devtools.scaffold", "new-tool", "http", name, "--task", task
-        )
-        assert added.returncode == 0, added.stderr
     recorded = json.loads((service / "contract" / "tools.json").read_text())["tools"]
     support = {entry["name"]: entry.get("execution") for entry in recorded}
-    assert {name: support[name] for name in tasks} == {
-        name: {"taskSupport": task} for name, task in tasks.items()
+    assert {name: support[name] for name in ("serving", "cli", "http", "gate")} == {
+        "serving": None,
+        "cli": {"taskSupport": "optional"},
+        "http": None,
+        "gate": {"taskSupport": "required"},
     }
-    assert support["gate"] is None
-    tools = {"serving", "cli", "http", "gate", *tasks}
-    check_written(service, tools, before, report, mypy_cache)
+    check_written(service, {"serving", "cli", "http", "gate"}, before, report, mypy_cache)
 
 
 @pytest.mark.parametrize("task", [None, "optional", "required"])

@@ -26,14 +26,14 @@ from langchain_core.tools import tool
 from pydantic import ValidationError
 from uvicorn.supervisors.multiprocess import SIGNALS as SUPERVISOR_SIGNALS
 
-from mcp_runtime import ToolResult
+from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.contract.toolsets import Toolset, find_service
 from mcp_runtime.observability.logs import JsonFormatter
 from mcp_runtime.serving import cli
 from mcp_runtime.serving.http_app import build_app, process_app
 from mcp_runtime.serving.processes import ServingConfig, Supervisor
-from mcp_runtime.serving.server import build_server
+from mcp_runtime.serving.server import build_server, require_shared_tasks
 from mcp_runtime.testing import RunningServer, connect_http, free_port, run_server, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -160,19 +160,32 @@ def test_a_bad_task_store_is_named_without_its_url(monkeypatch: pytest.MonkeyPat
     assert load_settings().tasks_in_memory is False
 
 
-def test_serving_workers_with_tasks_in_memory_is_refused(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("MCP_WORKERS", "2")
-    monkeypatch.delenv("MCP_TASKS_URL", raising=False)
-    assert cli.main(["serve"]) == 2
-    error = capsys.readouterr().err
-    assert error == (
-        "error: bad setting MCP_WORKERS: the task tools (prepare_report) keep their tasks in "
+def test_serving_workers_with_tasks_in_memory_is_refused() -> None:
+    @tool_metadata(task="optional")
+    @tool
+    def fetch_archive(name: str) -> ToolResult:
+        """Fetch an archive."""
+        return ToolResult(message=name)
+
+    @tool
+    def plain(name: str) -> ToolResult:
+        """Name a thing."""
+        return ToolResult(message=name)
+
+    tasked = build_server([Toolset("archive", (fetch_archive, plain))], name="archive")
+    untasked = build_server([Toolset("plain", (plain,))], name="plain")
+    workers = ServiceSettings(workers=2)
+    with pytest.raises(SettingsError) as caught:
+        require_shared_tasks(tasked, workers)
+    assert str(caught.value) == (
+        "bad setting MCP_WORKERS: the task tools (fetch_archive) keep their tasks in "
         "memory (MCP_TASKS_URL=memory://), where only the process that ran a task can read "
         "it; to serve 2 worker processes, keep tasks on Redis "
-        "(MCP_TASKS_URL=redis://host:6379/0), or serve MCP_WORKERS=1\n"
+        "(MCP_TASKS_URL=redis://host:6379/0), or serve MCP_WORKERS=1"
     )
+    require_shared_tasks(untasked, workers)
+    require_shared_tasks(tasked, ServiceSettings(workers=2, tasks_url="redis://cache:6379/0"))
+    require_shared_tasks(tasked, ServiceSettings(workers=1))
 
 
 def test_a_tool_cannot_hold_more_threads_than_there_are(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,7 +42,7 @@ from mcp_runtime.observability.logs import configure_logging
 from mcp_runtime.observability.tracing import check_tracing_settings, configure_tracing
 from mcp_runtime.serving import processes
 from mcp_runtime.serving.http_app import MCP_PATH, process_app
-from mcp_runtime.serving.server import UnknownToolsetError, build_server, task_tool_names
+from mcp_runtime.serving.server import UnknownToolsetError, build_server, require_shared_tasks
 
 __all__ = ["main"]
 
@@ -213,14 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
             "bad setting MCP_WORKERS: stateful sessions (MCP_STATELESS=false) live in one "
             "process; serve them with MCP_WORKERS=1"
         )
-    tasked = task_tool_names(server)
-    if settings.workers > 1 and settings.tasks_in_memory and tasked:
-        raise SettingsError(
-            f"bad setting MCP_WORKERS: the task tools ({', '.join(tasked)}) keep their tasks "
-            "in memory (MCP_TASKS_URL=memory://), where only the process that ran a task can "
-            f"read it; to serve {settings.workers} worker processes, keep tasks on Redis "
-            "(MCP_TASKS_URL=redis://host:6379/0), or serve MCP_WORKERS=1"
-        )
+    require_shared_tasks(server, settings)
     print(
         f"Serving {server.name} on http://{settings.host}:{settings.port}"
         f"{MCP_PATH} ({settings.workers} worker(s))",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing_extensions import deprecated
 
 from mcp_runtime.auth.oauth import JwtVerifier
-from mcp_runtime.config.settings import ServiceSettings, load_settings
+from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
@@ -30,6 +30,7 @@ __all__ = [
     "build_server",
     "create_server",
     "oauth_settings",
+    "require_shared_tasks",
     "state_of",
     "task_tool_names",
     "transport_security",
@@ -161,6 +162,19 @@ def task_tool_names(server: MCPServer) -> list[str]:
         for tool in served_tools(server)
         if isinstance(tool, ContractTool) and tool.task is not None
     ]
+
+
+def require_shared_tasks(server: MCPServer, settings: ServiceSettings) -> None:
+    """Raises :class:`SettingsError` when ``settings`` serve several worker processes and
+    keep the task tools' tasks in memory, where only the process that ran one reads it."""
+    tasked = task_tool_names(server)
+    if settings.workers > 1 and settings.tasks_in_memory and tasked:
+        raise SettingsError(
+            f"bad setting MCP_WORKERS: the task tools ({', '.join(tasked)}) keep their tasks "
+            "in memory (MCP_TASKS_URL=memory://), where only the process that ran a task can "
+            f"read it; to serve {settings.workers} worker processes, keep tasks on Redis "
+            "(MCP_TASKS_URL=redis://host:6379/0), or serve MCP_WORKERS=1"
+        )
 
 
 def state_of(server: MCPServer, settings: ServiceSettings | None = None) -> ServiceState:
