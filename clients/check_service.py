@@ -198,6 +198,18 @@ def free_port() -> int:
         return port
 
 
+def listening(port: int, process: "subprocess.Popen[Any]", seconds: float) -> bool:
+    """Whether ``process`` listens on the loopback ``port`` within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 @contextmanager
 def served(
     service: Path, slug: str, port: int | None = None, line: str | None = None, **settings: str
@@ -220,15 +232,8 @@ def served(
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"the service did not start:\n{log_path.read_text()}")
-                time.sleep(0.1)
+        if not listening(port, process, 120):
+            sys.exit(f"the service did not start:\n{log_path.read_text()}")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -287,15 +292,8 @@ def redis_server() -> Iterator[str]:
         [*command, "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit("redis-server did not start: the tasks checks need it")
-                time.sleep(0.05)
+        if not listening(port, process, 10):
+            sys.exit("redis-server did not start: the tasks checks need it")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

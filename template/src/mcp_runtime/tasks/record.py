@@ -43,26 +43,21 @@ class TaskRecord:
 
     def fields_2025(self) -> dict[str, Any]:
         """The ``Task`` of 2025-11-25 (its ``tasks/get`` and ``tasks/cancel`` answers)."""
-        fields: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
-        if self.status_message is not None:
-            fields["statusMessage"] = self.status_message
-        fields |= {
-            "createdAt": wire_time(self.created_at),
-            "lastUpdatedAt": wire_time(self.updated_at),
-            "ttl": self.ttl_ms,
-            "pollInterval": self.poll_interval_ms,
-        }
-        return fields
+        return self._fields(ttl="ttl", poll_interval="pollInterval")
 
     def fields_2026(self) -> dict[str, Any]:
         """The task's fields in the ``io.modelcontextprotocol/tasks`` extension (2026-07-28)."""
+        return self._fields(ttl="ttlMs", poll_interval="pollIntervalMs")
+
+    def _fields(self, *, ttl: str, poll_interval: str) -> dict[str, Any]:
+        """The task's fields, its TTL and poll interval under the revision's names."""
         fields: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
         if self.status_message is not None:
             fields["statusMessage"] = self.status_message
         fields |= {
             "createdAt": wire_time(self.created_at),
             "lastUpdatedAt": wire_time(self.updated_at),
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": self.poll_interval_ms,
+            ttl: self.ttl_ms,
+            poll_interval: self.poll_interval_ms,
         }
         return fields
