@@ -129,19 +129,21 @@ def answered(kind: str, text: str) -> SizedResult | ToolError:
 async def job(
     name: str, kind: str = "ok", steps: int = 0, hold: bool = False, text: str = ""
 ) -> SizedResult | ToolError:
-    """A long job: report ``steps`` steps, hold until released when ``hold`` is set, then
-    answer as ``answer`` does for ``kind`` (and ``header``: whether the request carried
-    the demo token)."""
+    """A long job: report ``steps`` steps, hold when ``hold`` is set until a file
+    ``release-NAME`` appears (then report "NAME released"), then answer as ``answer``
+    does for ``kind`` (and ``header``: whether the request carried the demo token)."""
     (_folder() / f"started-{name}").touch()
     for step in range(1, steps + 1):
         report_progress(step, steps, f"step {step} of {steps}")
         await anyio.sleep(0.01)
     try:
-        while hold and not (_folder() / "release").exists():
+        while hold and not (_folder() / f"release-{name}").exists():
             await anyio.sleep(POLL_SECONDS)
     except anyio.get_cancelled_exc_class():
         (_folder() / f"cancelled-{name}").touch()
         raise
+    if hold:
+        report_progress(steps + 1, None, f"{name} released")
     if kind == "header":
         token = request_header("x-demo-token")
         return SizedResult(message=f"token of {len(token or '')} characters")

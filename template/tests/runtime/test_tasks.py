@@ -130,6 +130,23 @@ def settle(
         time.sleep(0.02)
 
 
+def wait_for(path: Path, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def settle_on(server: RunningServer, task_id: str, message: str) -> dict[str, Any]:
+    """The task once its status message is ``message``."""
+    deadline = time.monotonic() + 10
+    while True:
+        got: dict[str, Any] = modern(server, "tasks/get", {"taskId": task_id})["result"]
+        if got.get("statusMessage") == message or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
 def test_an_opted_in_2026_call_becomes_a_task_whose_result_is_inline(
     service: RunningServer,
 ) -> None:
@@ -246,6 +263,23 @@ def test_progress_is_the_status_message_and_errors_keep_the_contract(
     assert done["result"]["result"]["structuredContent"] == {"error": "not_found", "detail": "no y"}
 
 
+def test_tasks_running_together_each_keep_their_own_status_message(
+    service: RunningServer, folder: Path
+) -> None:
+    first = modern(service, "tools/call", job("s1", hold=True))["result"]
+    wait_for(folder / "started-s1")
+    second = modern(service, "tools/call", job("s2", steps=1, hold=True))["result"]
+    assert settle_on(service, second["taskId"], "step 1 of 1")["statusMessage"] == "step 1 of 1"
+    (folder / "release-s1").touch()  # the first reports "s1 released", then ends
+    done = settle(lambda i: modern(service, "tasks/get", {"taskId": i}), first["taskId"])
+    assert done["result"]["status"] == "completed"
+    got = modern(service, "tasks/get", {"taskId": second["taskId"]})["result"]
+    assert (got["status"], got["statusMessage"]) == ("working", "step 1 of 1")
+    (folder / "release-s2").touch()
+    done = settle(lambda i: modern(service, "tasks/get", {"taskId": i}), second["taskId"])
+    assert done["result"]["status"] == "completed"
+
+
 def test_an_unknown_task_and_a_request_without_the_extension_are_refused(
     service: RunningServer,
 ) -> None:
@@ -335,13 +369,6 @@ def pair(
         yield folder, first, second
 
 
-def wait_for(path: Path, seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
 def test_a_task_created_through_one_process_is_answered_by_the_other(
     pair: tuple[Path, RunningServer, RunningServer],
 ) -> None:
@@ -371,16 +398,6 @@ def test_a_task_cancelled_through_the_other_process_stops_where_it_runs(
     wait_for(folder / "cancelled-r3")
     got = modern(first, "tasks/get", {"taskId": created["taskId"]})["result"]
     assert got["status"] == "cancelled"
-
-
-def settle_on(server: RunningServer, task_id: str, message: str) -> dict[str, Any]:
-    """The task once its status message is ``message``."""
-    deadline = time.monotonic() + 10
-    while True:
-        got: dict[str, Any] = modern(server, "tasks/get", {"taskId": task_id})["result"]
-        if got.get("statusMessage") == message or time.monotonic() > deadline:
-            return got
-        time.sleep(0.02)
 
 
 def test_a_process_killed_mid_task_leaves_it_failed_not_working(

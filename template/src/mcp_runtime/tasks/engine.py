@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from docket import CurrentExecution, Docket, ExecutionState, Progress, Worker
+from docket import CurrentExecution, Docket, ExecutionState, Worker
 from docket.execution import Execution
 
 from mcp_runtime.contract.served_tool import ContractTool
@@ -190,21 +190,23 @@ class TaskEngine:
 
         async def mcp_task(
             task_id: str,
-            progress: Progress = Progress(),  # noqa: B008 - Docket's dependencies
-            execution: Execution = CurrentExecution(),  # noqa: B008
+            execution: Execution = CurrentExecution(),  # noqa: B008 - Docket's dependency
         ) -> dict[str, Any]:
             if execution.redelivered:  # its first run's process stopped, or lost its lease
                 raise TaskStoppedError(LOST)
-            return await engine._run(task_id, progress)
+            return await engine._run(task_id, execution)
 
         return mcp_task
 
-    async def _run(self, task_id: str, progress: Progress) -> dict[str, Any]:
-        """Run the local task ``task_id``: its tool's answer, as JSON."""
+    async def _run(self, task_id: str, execution: Execution) -> dict[str, Any]:
+        """Run the local task ``task_id``: its tool's answer, as JSON.
+
+        Its status message goes to the execution's own progress (Docket's ``Progress()``
+        dependency is one object shared by every run, which concurrent tasks overwrite)."""
         local = self.local.get(task_id)
         if local is None:
             raise TaskStoppedError(LOST)
-        local.context.progress = progress
+        local.context.progress = execution.progress
         try:
             result, outcome = await local.tool.serve(local.arguments, local.context, task=True)
         finally:
