@@ -28,7 +28,13 @@ clients' token; under ``demo-header``, with the demo credential enabled
   the suite's fixture tools (``tasks_fixtures.py``) served as a toolset of the service,
   keeping its tasks in memory, and in two worker processes on one Redis (a
   ``redis-server`` the check starts); every failure must be one
-  ``conformance_tasks.json`` expects, with its reason; beside the long calls;
+  ``conformance_tasks.json`` expects, with its reason; and against both, beside the
+  scenarios, the clients of tasks: fastmcp-tasks' (``task_clients.py``, in an
+  environment of its own), the TypeScript 2.x client with ext-tasks in each era and the
+  1.x SDK's experimental tasks (``ts_tasks.mjs``), each calling the long-jobs example
+  ``prepare_report`` as a task (its progress the status message, its result typed), a
+  task whose tool answers a ``ToolError``, and a task cancelled while it runs; all of
+  it beside the long calls;
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress,
   cancellation and results of 5 and 20 MB through the TypeScript clients
@@ -84,6 +90,13 @@ LANGCHAIN_ENV = [
     *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
     *("--with", "langchain[mcp]>=1.4,<2", "python"),
 ]
+# fastmcp-tasks' client, in an environment of its own (it installs with fastmcp 4.1.4 only).
+FASTMCP_TASKS_ENV = [
+    *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
+    *("--with", "fastmcp-tasks==4.1.4", "python"),
+]
+# The TypeScript clients of tasks: the 2.x client with ext-tasks in each era, the 1.x SDK.
+TS_TASK_CLIENTS = ("ext-tasks", "ext-tasks-legacy", "sdk-1")
 # What ts_long_calls.mjs gives as its reason to cancel: a client's text is never logged.
 CANCEL_REASON = "the ts-sdk check no longer needs it"
 # The long-calls toolset's module, written over what scripts/new-toolset generated.
@@ -309,7 +322,8 @@ def add_task_fixtures(service: Path) -> None:
 def task_conformance(service: Path, slug: str) -> None:
     """The suite's tasks scenarios (0.2.0-alpha.12), against the service keeping its tasks
     in memory, and against two worker processes keeping them on one Redis; every failure
-    must be one ``conformance_tasks.json`` expects, with its reason."""
+    must be one ``conformance_tasks.json`` expects, with its reason. The task clients run
+    against both, beside the scenarios."""
     classified = json.loads((HERE / "conformance_tasks.json").read_text())
     expected = classified["expected_failures"]
     listed = ANSI.sub("", run(*CONFORMANCE_TASKS, "list", "--server").stdout)
@@ -317,13 +331,16 @@ def task_conformance(service: Path, slug: str) -> None:
     known = set(classified["scenarios"]) | set(classified["not_run"])
     for scenario in sorted(listed_tasks - known):
         report("conformance suite (tasks)", scenario, "not classified in conformance_tasks.json")
-    settings = {"MCP_AUTH": "none", "MCP_TOOLSETS": "tasks-fixtures"}
+    settings = {"MCP_AUTH": "none", "MCP_TOOLSETS": "tasks-fixtures,long-jobs"}
     with (
         redis_server() as redis_url,
         served(service, slug, **settings) as memory_url,
         served(service, slug, **settings, MCP_TASKS_URL=redis_url, MCP_WORKERS="2") as redis,
+        ThreadPoolExecutor(max_workers=1) as lane,
     ):
-        for store, url in (("memory://", memory_url), ("Redis, two workers", redis)):
+        stores = (("memory://", memory_url), ("Redis, two workers", redis))
+        clients = [lane.submit(task_clients, store, url) for store, url in stores]
+        for store, url in stores:
             failed_anywhere: set[str] = set()
             for scenario in classified["scenarios"]:
                 if scenario not in listed_tasks:
@@ -351,6 +368,18 @@ def task_conformance(service: Path, slug: str) -> None:
                     check,
                     "passes now: take it out of conformance_tasks.json's expected failures",
                 )
+        for running in clients:
+            running.result()
+
+
+def task_clients(store: str, url: str) -> None:
+    """Tasks through fastmcp-tasks' client (``task_clients.py``) and the TypeScript
+    clients (``ts_tasks.mjs``), against ``url``, a service keeping its tasks in ``store``."""
+    fastmcp = [*FASTMCP_TASKS_ENV, str(HERE / "task_clients.py"), url, store]
+    script("fastmcp-tasks client", fastmcp, HERE, {})
+    for flavour in TS_TASK_CLIENTS:
+        command = ["node", str(HERE / "ts_tasks.mjs"), url, store]
+        script(f"ts tasks client ({flavour})", command, HERE, {"MCP_TS_CLIENT": flavour})
 
 
 def inspector(service: Path, url: str, client: dict[str, Any]) -> None:

@@ -75,7 +75,10 @@ PROVES = {
         "progress, through the TypeScript clients, fastmcp's `Client` and the Python SDK's 2.x "
         "client on their defaults; the conformance suite's tasks scenarios (0.2.0-alpha.12) "
         "against its fixture tools, tasks in memory and two workers on one Redis, each "
-        "failure one `clients/conformance_tasks.json` expects"
+        "failure one `clients/conformance_tasks.json` expects; against both stores, tasks "
+        "through fastmcp-tasks' client, the TypeScript 2.x client with ext-tasks in each era "
+        "and the 1.x SDK's experimental tasks: the example `prepare_report` as a task (its "
+        "progress the status message, its typed result), a `ToolError`, a cancel"
     ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "
