@@ -98,6 +98,7 @@ __all__ = [
     "bearer_check",
     "call_result_for",
     "check_accept_headers",
+    "check_params",
     "context_token",
     "first_arg",
     "func_metadata",
@@ -563,6 +564,12 @@ def task_context(ctx: ServerRequestContext[Any, Any], task_id: str) -> TaskConte
     meta: RequestParamsMeta = {"progress_token": task_id}
     request = DirectRequest(ctx.request, f"task:{task_id}", meta, ctx.protocol_version)  # type: ignore[arg-type]
     return TaskContext(request)
+
+
+def check_params(method: str, version: str, params: Mapping[str, Any]) -> None:
+    """Raise pydantic's ``ValidationError`` unless ``params`` keep the schema of ``method``
+    in revision ``version``, as the SDK checks them before its handler runs."""
+    mcp_methods.validate_client_request(method, version, params)
 
 
 def call_result_for(result: dict[str, Any], version: str) -> dict[str, Any]:

@@ -272,6 +272,92 @@ def test_a_malformed_call_says_which_field_is_wrong_without_its_value(
     session.still_answers()
 
 
+LEVELS = "'alert', 'critical', 'debug', 'emergency', 'error', 'info', 'notice' or 'warning'"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "bad-input", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+CAPABILITIES = '_meta["io.modelcontextprotocol/clientCapabilities"]'
+GREET = {"name": "hello", "arguments": {"name": "Ada"}}
+
+
+@pytest.mark.parametrize(
+    ("era", "method", "params", "problem"),
+    [
+        (LEGACY, "tools/list", {"cursor": 7}, "`cursor` must be a string, not a number"),
+        (
+            LEGACY,
+            "tools/call",
+            {**GREET, "_meta": {"progressToken": ["hunter2"]}},
+            "`_meta.progressToken` must be a string or an integer, not an array",
+        ),
+        (LEGACY, "logging/setLevel", {"level": "hunter2"}, f"`level` must be one of {LEVELS}"),
+        (LEGACY, "ping", {"_meta": "hunter2"}, "`_meta` must be an object, not a string"),
+        (
+            LEGACY,
+            "initialize",
+            {"protocolVersion": LEGACY, "capabilities": ["hunter2"], "clientInfo": {}},
+            "`capabilities` must be an object, not an array; `clientInfo.name` is required; "
+            "`clientInfo.version` is required",
+        ),
+        (
+            MODERN,
+            "tools/list",
+            {"_meta": {**ENVELOPE, "io.modelcontextprotocol/clientInfo": "hunter2"}},
+            '`_meta["io.modelcontextprotocol/clientInfo"]` must be an object, not a string',
+        ),
+        (
+            MODERN,
+            "tools/call",
+            {**GREET, "_meta": {**ENVELOPE, "progressToken": ["hunter2"]}},
+            "`_meta.progressToken` must be a string or an integer, not an array",
+        ),
+        (
+            MODERN,
+            "tools/list",
+            {
+                "_meta": {
+                    **ENVELOPE,
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"x" * 65: "hunter2"}
+                    },
+                }
+            },
+            f'`{CAPABILITIES}.extensions["*"]` must be an object, not a string',
+        ),
+    ],
+    ids=[
+        "cursor",
+        "progress-token",
+        "log-level",
+        "meta",
+        "initialize",
+        "2026-client-info",
+        "2026-progress-token",
+        "2026-long-key",
+    ],
+)
+def test_params_that_break_their_methods_schema_are_named_without_their_values(
+    session: RawSession, era: str, method: str, params: dict[str, Any], problem: str
+) -> None:
+    request = {"jsonrpc": "2.0", "id": 42, "method": method, "params": params}
+    headers = session.headers
+    if era == MODERN:  # stateless, with the revision's routing headers
+        headers = {**HEADERS, "mcp-protocol-version": era, "mcp-method": method}
+        headers |= {"mcp-name": "hello"} if method == "tools/call" else {}
+    response = session.http.post(session.url, headers=headers, json=request)
+    assert (response.status_code, response.json()) == (
+        status_for(era),
+        {
+            "jsonrpc": "2.0",
+            "id": 42,
+            "error": {"code": -32602, "message": f"Invalid params of {method}: {problem}"},
+        },
+    )
+    session.still_answers()
+
+
 def test_a_malformed_call_without_a_usable_id_is_a_bad_request(session: RawSession) -> None:
     request = {"jsonrpc": "2.0", "method": "tools/call", "params": "hunter2"}
     status, message = session.send(json.dumps(request).encode())

@@ -82,15 +82,18 @@ def modern(
     *,
     capabilities: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``method`` as a 2026-07-28 client sends it, opted in to tasks unless
-    ``capabilities`` say otherwise; the JSON-RPC answer."""
+    ``capabilities`` say otherwise, with ``meta`` in its ``_meta`` too; the JSON-RPC
+    answer."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": OPTED_IN
         if capabilities is None
         else capabilities,
+        **(meta or {}),
     }
     sent = dict(HEADERS) | {"mcp-protocol-version": MODERN, "mcp-method": method}
     if "name" in params:
@@ -294,6 +297,41 @@ def test_an_unknown_task_and_a_request_without_the_extension_are_refused(
         service, "tasks/get", {"taskId": created["taskId"]}, headers={"mcp-name": "other"}
     )
     assert mismatched["error"]["code"] == -32020
+
+
+def test_malformed_task_params_are_named_and_create_no_task(
+    service: RunningServer, folder: Path
+) -> None:
+    def problem(answer: dict[str, Any]) -> tuple[int, str]:
+        return answer["error"]["code"], answer["error"]["message"]
+
+    refused = legacy(service, "tools/call", job("b1") | {"task": "hunter2"})
+    assert problem(refused) == (
+        -32602,
+        "Invalid params of tools/call: `task` must be an object, not a string",
+    )
+    refused = legacy(service, "tools/call", job("b2") | {"task": {"ttl": "hunter2"}})
+    assert problem(refused) == (
+        -32602,
+        "Invalid params of tools/call: `task.ttl` must be an integer, not a string",
+    )
+    refused = modern(service, "tools/call", job("b3"), meta={"progressToken": ["hunter2"]})
+    assert problem(refused) == (
+        -32602,
+        "Invalid params of tools/call: `_meta.progressToken` must be a string or an integer, "
+        "not an array",
+    )
+    for ask in (legacy, modern):
+        assert problem(ask(service, "tasks/get", {"taskId": 7})) == (
+            -32602,
+            "Invalid params of tasks/get: `taskId` must be a string, not a number",
+        )
+        assert problem(ask(service, "tasks/cancel", {})) == (
+            -32602,
+            "Invalid params of tasks/cancel: `taskId` is required",
+        )
+    time.sleep(0.2)
+    assert not list(folder.glob("started-b*"))  # no task was created, nor the tool run
 
 
 def without_ids(answer: dict[str, Any]) -> dict[str, Any]:

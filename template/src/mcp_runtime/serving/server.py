@@ -22,6 +22,7 @@ from mcp_runtime.sdk import (
     server_info_stamp,
     without_sdk_spans,
 )
+from mcp_runtime.serving.invalid_params import ParamsErrors
 from mcp_runtime.tasks.engine import EngineSettings, TaskEngine
 from mcp_runtime.tasks.protocol import TaskMethods, TaskRouting
 
@@ -98,6 +99,7 @@ def build_server(
         subscriptions=False,
         extensions=[TaskMethods(engine)] if engine is not None else None,
     )
+    server.middleware.insert(0, ParamsErrors())
     if engine is not None:
         server.middleware.append(TaskRouting(engine, task_tools, server_info_stamp(server)))
         advertise_tasks(server)

@@ -51,6 +51,7 @@ from mcp_runtime.sdk import (
     MethodBinding,
     ServerRequestContext,
     call_result_for,
+    check_params,
     context_token,
 )
 from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError
@@ -118,6 +119,7 @@ class TaskRouting:
             return await call_next(ctx)
         version = ctx.protocol_version
         stamp = {"_meta": {SERVER_INFO: dict(self.stamp)}}
+        check_params("tools/call", version, params)  # what the SDK checks before its handler
         if version in MODERN:
             if opted_in(params):
                 try:

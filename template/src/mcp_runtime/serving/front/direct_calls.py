@@ -8,6 +8,7 @@ from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.sdk import DirectCalls, MCPServer, answers_json, served_tools
 from mcp_runtime.serving.front.answers import respond_raw
 from mcp_runtime.serving.front.posted import Posted
+from mcp_runtime.serving.invalid_params import ParamsErrors
 from mcp_runtime.tasks.protocol import TaskRouting
 
 __all__ = ["DirectAnswers"]
@@ -34,7 +35,7 @@ class DirectAnswers:
             for tool in served_tools(server)
             if isinstance(tool, ContractTool) and tool.task is None
         }
-        self.direct = DirectCalls(server, callers, passed_by=(TaskRouting,))
+        self.direct = DirectCalls(server, callers, passed_by=(ParamsErrors, TaskRouting))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
