@@ -275,10 +275,12 @@ def hostile(session: nox.Session) -> None:
 
 
 def render_hostile(session: nox.Session) -> Path:
-    """A service rendered with the default answers, serving ``hostile/toolset.py`` too."""
+    """A service rendered with the default answers, serving ``hostile/toolset.py`` and
+    ``hostile/task_toolset.py`` too."""
     folder, recorded = render(session, {})
     toolsets = folder / "src" / recorded["package_name"] / "toolsets"
     shutil.copyfile(ROOT / "hostile" / "toolset.py", toolsets / "hostile.py")
+    shutil.copyfile(ROOT / "hostile" / "task_toolset.py", toolsets / "hostile_tasks.py")
     return folder
 
 

@@ -111,6 +111,11 @@ class LooseResult(ToolResult):
 @tool
 def unserializable(kind: Literal["nan", "bytes"]) -> LooseResult:
     """Return what JSON cannot carry: NaN deep under an ``Any`` key, or bytes not UTF-8."""
+    return loose(kind)
+
+
+def loose(kind: Literal["nan", "bytes"]) -> LooseResult:
+    """What ``unserializable`` returns for ``kind``."""
     if kind == "nan":
         return LooseResult(message="m", anything={"acct-4471-secret": [1.0, float("nan")]})
     return LooseResult(message="m", blob=b"\xff\xfe acct-4471-secret")

@@ -84,7 +84,9 @@ PROVES = {
         "a default render serving tools that misbehave, to clients that break the rules: one "
         "answer per call, and one per request with an id (both eras), masking with an error "
         "id, timeouts, a hung tool held to its share of the threads, shutdown on real "
-        "signals, request limits, no leaks in answers or logs"
+        "signals, request limits, no leaks in answers or logs; the same tools run as tasks in "
+        "both eras of tasks: each task ends with a plain call's answer, 20 MB in one JSON "
+        "body, a hung thread at the task timeout, a cancel that stays"
     ),
 }
 
