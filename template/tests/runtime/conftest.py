@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -44,27 +45,40 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A ``redis-server`` of its own, on a free port, saving nothing unless asked."""
+    port = free_port()
+    process = start_redis(tmp_path_factory.mktemp("redis"), port)
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def redis_starter() -> Callable[[Path, int], "subprocess.Popen[bytes]"]:
+    """:func:`start_redis`, for a test that stops and starts a Redis of its own."""
+    return start_redis
+
+
+def start_redis(folder: Path, port: int) -> "subprocess.Popen[bytes]":
+    """A ``redis-server`` on the loopback ``port``, answering, which saves only when asked
+    (uncompressed, in ``folder``)."""
     server = shutil.which("redis-server")
     if server is None:
         pytest.fail(
             "redis-server is not installed: the task store's tests need it "
             "(on Debian or Ubuntu: apt-get install redis-server)"
         )
-    folder = tmp_path_factory.mktemp("redis")
-    port = free_port()
     command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     command += ["--appendonly", "no", "--rdbcompression", "no", "--dir", str(folder)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 10
-        while redis_cli(port, "PING") != "PONG":
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while redis_cli(port, "PING") != "PONG":
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            pytest.fail("redis-server did not start")
+        time.sleep(0.05)
+    return process
 
 
 def redis_cli(port: int, *command: str) -> str:

@@ -13,8 +13,11 @@ so by the other, never ``working`` forever; and nothing of the request that crea
 task (its token, its headers, its arguments) is in the store, searched whole.
 """
 
+import json
 import os
+import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +27,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_runtime.testing import LocalIssuer, RunningServer, run_server
+from mcp_runtime.testing import LocalIssuer, RunningServer, free_port, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
 MODERN = "2026-07-28"
@@ -387,6 +390,60 @@ def test_a_caller_past_the_cap_of_open_tasks_is_told_so(
 
 SECRET = "demo-token-3c5a1f0e9b"  # the credential the task's request carries
 ARGUMENT = "argument-77e2b41c"  # an argument the task is called with
+
+
+STORE_DOWN = re.compile(
+    r"The service cannot reach its task store right now, so (?P<what>[^:]+): try again in a "
+    r"minute\. \(The service's log has the details under error id (?P<id>[0-9a-f]{12})\.\)"
+)
+
+
+def test_a_store_that_stops_answering_is_said_so_and_plain_calls_go_on(
+    redis_starter: Callable[[Path, int], "subprocess.Popen[bytes]"], tmp_path: Path
+) -> None:
+    port = free_port()
+    store = redis_starter(tmp_path, port)
+    env = {
+        "SLOW_SERVICE_DIR": str(tmp_path),
+        "MCP_TOOLSETS": "tasks,answers",
+        "MCP_AUTH": "none",
+        "MCP_TASKS_URL": f"redis://127.0.0.1:{port}/0",
+    }
+    try:
+        with run_server(SLOW_SERVICE, env=env) as server:
+            ended = modern(server, "tools/call", job("d1"))["result"]["taskId"]
+            assert settle(lambda i: modern(server, "tasks/get", {"taskId": i}), ended)
+            store.terminate()
+            store.wait(timeout=10)
+            refused = modern(server, "tools/call", job("d2"))["result"]
+            assert refused["isError"] is True
+            assert refused["structuredContent"]["error"] == "tasks_unavailable"
+            assert json.loads(refused["content"][0]["text"]) == refused["structuredContent"]
+            said = [refused["structuredContent"]["detail"]]
+            said.append(legacy(server, "tools/call", job("d3") | {"task": {}})["error"]["message"])
+            said.append(modern(server, "tasks/get", {"taskId": ended})["error"]["message"])
+            found = [STORE_DOWN.fullmatch(text) for text in said]
+            assert all(found), said
+            assert [match["what"] for match in found if match] == [
+                "the task was not created",
+                "the task was not created",
+                "tasks/get could not be answered",
+            ]
+            assert not any(str(port) in text for text in said)  # where the store is: logged
+            plain = legacy(server, "tools/call", {"name": "answer", "arguments": {"kind": "ok"}})
+            assert plain["result"]["structuredContent"] == {"message": "ok ", "data": ""}
+            log = server.log()
+            for match in found:
+                assert match is not None
+                assert f"the task store did not answer (error id {match['id']}): " in log
+            store = redis_starter(tmp_path, port)  # back: tasks are created again
+            deadline = time.monotonic() + 15
+            while "taskId" not in (again := modern(server, "tools/call", job("d4"))["result"]):
+                assert time.monotonic() < deadline, again
+                time.sleep(0.2)
+    finally:
+        store.terminate()
+        store.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -18,24 +18,26 @@ seconds (10 by default) after the process stopped.
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from docket import CurrentExecution, Docket, ExecutionState, Worker
 from docket.execution import Execution
+from redis.exceptions import RedisError
 
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk import TaskContext, task_context
 from mcp_runtime.tasks.record import Status, TaskRecord
 
-__all__ = ["TaskEngine", "TaskLimitError", "TaskStoppedError"]
+__all__ = ["TaskEngine", "TaskLimitError", "TaskStoppedError", "TaskStoreError"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,44 @@ class TaskStoppedError(Exception):
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
+
+
+class TaskStoreError(Exception):
+    """The task store did not answer (its Redis is down or out of reach). The log has a
+    line with the error, under the error id this exception holds."""
+
+    def __init__(self, error_id: str) -> None:
+        super().__init__(error_id)
+        self.error_id = error_id
+
+
+STORE_ERRORS = (RedisError, OSError)
+"""What the store's client raises when the store does not answer."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reaching_store(
+    method: "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]",
+) -> "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]":
+    """``method``, raising :class:`TaskStoreError` (and logging one line, without the
+    request's values) when the store does not answer."""
+
+    @functools.wraps(method)
+    async def reaching(engine: "TaskEngine", /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(engine, *args, **kwargs)
+        except STORE_ERRORS as exc:
+            error_id = secrets.token_hex(6)
+            logger.error(
+                "the task store did not answer (error id %s): %s: %s",
+                error_id,
+                type(exc).__name__,
+                exc,
+            )
+            raise TaskStoreError(error_id) from None
+
+    return reaching
 
 
 @dataclass
@@ -219,6 +259,7 @@ class TaskEngine:
 
     # Creating --------------------------------------------------------------------------
 
+    @_reaching_store
     async def create(
         self, tool: ContractTool, arguments: dict[str, Any], ctx: Any, owner: str
     ) -> TaskRecord:
@@ -271,6 +312,7 @@ class TaskEngine:
 
     # Reading ---------------------------------------------------------------------------
 
+    @_reaching_store
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id``; None when there is no such task of theirs."""
         instance = task_id.split("-", 1)[0]
@@ -333,6 +375,7 @@ class TaskEngine:
         name = f"{self.prefix}:{instance}"
         return any(worker.name == name for worker in await docket.workers())
 
+    @_reaching_store
     async def cancel(self, owner: str, task_id: str) -> TaskRecord | None:
         """Cancel ``owner``'s task ``task_id`` if it is working: its tool stops at its next
         ``await`` and its cleanup runs. The task as it is then; None when unknown."""
@@ -349,6 +392,7 @@ class TaskEngine:
             await asyncio.sleep(0.02)
         return record
 
+    @_reaching_store
     async def wait(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id`` once it has ended; None when unknown."""
         delay = 0.02
@@ -359,6 +403,7 @@ class TaskEngine:
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval)
 
+    @_reaching_store
     async def list(self, owner: str) -> list[TaskRecord]:
         """``owner``'s tasks that are still kept, oldest first."""
         mine = await self._docket(self.instance)

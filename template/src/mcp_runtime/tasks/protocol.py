@@ -22,15 +22,22 @@ id answers exactly as an unknown one (``-32602``):
 In 2026-07-28 every task method needs the extension in the request's client
 capabilities (else ``-32021``), and an ``Mcp-Name`` header, when sent, must name the
 task (else ``-32020``).
+
+When the task store does not answer, a task call is refused as the cap refuses one
+(2026-07-28: an ``isError`` result, ``tasks_unavailable``; 2025-11-25: ``-32603``), and
+a task method answers ``-32603``; each says to try again, with the error id of the log's
+line. Tools called plainly go on answering.
 """
 
+import functools
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from mcp.types import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -54,7 +61,7 @@ from mcp_runtime.sdk import (
     check_params,
     context_token,
 )
-from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError
+from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError, TaskStoreError
 from mcp_runtime.tasks.record import TaskRecord
 
 __all__ = ["TASKS_EXTENSION", "TaskMethods", "TaskRouting", "owner_key"]
@@ -86,6 +93,14 @@ def opted_in(params: Mapping[str, Any] | None) -> bool:
     capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
     extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
     return isinstance(extensions, Mapping) and isinstance(extensions.get(TASKS_EXTENSION), Mapping)
+
+
+def store_down(what: str, error: TaskStoreError) -> str:
+    """What a request is told when the task store did not answer: ``what`` did not happen."""
+    return (
+        f"The service cannot reach its task store right now, so {what}: try again in a "
+        f"minute. (The service's log has the details under error id {error.error_id}.)"
+    )
 
 
 def missing_extension(what: str) -> MCPError:
@@ -124,8 +139,8 @@ class TaskRouting:
             if opted_in(params):
                 try:
                     record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
-                except TaskLimitError as exc:
-                    refusal = tool.error_result(ToolError(error="too_many_tasks", detail=str(exc)))
+                except (TaskLimitError, TaskStoreError) as exc:
+                    refusal = tool.error_result(refused(exc))
                     dumped = refusal.model_dump(by_alias=True, mode="json", exclude_none=True)
                     return {**call_result_for(dumped, version), **stamp}
                 return {"resultType": "task", **record.fields_2026(), **stamp}
@@ -137,6 +152,9 @@ class TaskRouting:
                 record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
             except TaskLimitError as exc:
                 raise MCPError(code=INVALID_REQUEST, message=str(exc)) from None
+            except TaskStoreError as exc:
+                message = store_down("the task was not created", exc)
+                raise MCPError(code=INTERNAL_ERROR, message=message) from None
             return {"task": record.fields_2025()}
         if tool.task == "required":
             raise MCPError(
@@ -147,6 +165,32 @@ class TaskRouting:
                 ),
             )
         return await call_next(ctx)
+
+
+def refused(exc: TaskLimitError | TaskStoreError) -> ToolError:
+    """The tool error a 2026-07-28 task call is refused with."""
+    if isinstance(exc, TaskLimitError):
+        return ToolError(error="too_many_tasks", detail=str(exc))
+    return ToolError(error="tasks_unavailable", detail=store_down("the task was not created", exc))
+
+
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[HandlerResult]])
+
+
+def answering_store_down(handler: Handler) -> Handler:
+    """``handler`` (a task method's), answering ``-32603`` when the store did not answer."""
+
+    @functools.wraps(handler)
+    async def answering(
+        self: Any, ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> HandlerResult:
+        try:
+            return await handler(self, ctx, params)
+        except TaskStoreError as exc:
+            message = store_down(f"{ctx.method} could not be answered", exc)
+            raise MCPError(code=INTERNAL_ERROR, message=message) from None
+
+    return answering  # type: ignore[return-value]
 
 
 class TaskIdParams(RequestParams):
@@ -201,12 +245,14 @@ class TaskMethods(Extension):
             raise unknown_task()
         return record
 
+    @answering_store_down
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
         record = await self._find(ctx, params)
         if ctx.protocol_version not in MODERN:
             return record.fields_2025()
         return detailed(record, ctx.protocol_version)
 
+    @answering_store_down
     async def cancel(
         self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
     ) -> HandlerResult:
@@ -221,6 +267,7 @@ class TaskMethods(Extension):
         record = await self.engine.cancel(owner_key(ctx), record.task_id) or record
         return {} if modern else record.fields_2025()
 
+    @answering_store_down
     async def result(
         self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
     ) -> HandlerResult:
@@ -234,10 +281,12 @@ class TaskMethods(Extension):
         error = record.error or {"code": INVALID_PARAMS, "message": record.status_message or ""}
         raise MCPError(code=error["code"], message=error["message"], data=error.get("data"))
 
+    @answering_store_down
     async def list(self, ctx: ServerRequestContext[Any, Any], params: ListParams) -> HandlerResult:
         records = await self.engine.list(owner_key(ctx))
         return {"tasks": [record.fields_2025() for record in records]}
 
+    @answering_store_down
     async def update(
         self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
     ) -> HandlerResult:
