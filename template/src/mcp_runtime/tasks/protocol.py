@@ -33,7 +33,7 @@ import functools
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp.types import (
     HEADER_MISMATCH,
@@ -174,7 +174,7 @@ def refused(exc: TaskLimitError | TaskStoreError) -> ToolError:
     return ToolError(error="tasks_unavailable", detail=store_down("the task was not created", exc))
 
 
-Handler = TypeVar("Handler", bound=Callable[..., Awaitable[HandlerResult]])
+Handler = Callable[[Any, ServerRequestContext[Any, Any], Any], Awaitable[HandlerResult]]
 
 
 def answering_store_down(handler: Handler) -> Handler:
@@ -190,7 +190,7 @@ def answering_store_down(handler: Handler) -> Handler:
             message = store_down(f"{ctx.method} could not be answered", exc)
             raise MCPError(code=INTERNAL_ERROR, message=message) from None
 
-    return answering  # type: ignore[return-value]
+    return answering
 
 
 class TaskIdParams(RequestParams):
