@@ -38,8 +38,9 @@ PROVES = {
         "`scripts/lint` (ruff, mypy --strict, deptry) and the whole runtime suite (its "
         "scaffold tests add toolsets, a tool named like its own test modules and task tools "
         "to a copy of the service, then run its lint, tests and contract; its task tests "
-        "serve two processes on a `redis-server` of their own), `check` by console script "
-        "and by `python -m`, `schema` typed"
+        "serve two processes on a `redis-server` of their own; those marked `any_python`, of "
+        "processes, the store and pytest's collection, on the first Python only), `check` by "
+        "console script and by `python -m`, `schema` typed"
     ),
     "names": (
         "each other awkward name (`NAME_CELLS`, each on its Python), two at a time "

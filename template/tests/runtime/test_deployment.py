@@ -203,6 +203,7 @@ def run_lines() -> list[list[str]]:
     return [shlex.split(line) for line in re.findall(r"^#   (docker run .*)$", recipe, re.M)]
 
 
+@pytest.mark.any_python
 def test_the_images_run_lines_serve_as_pasted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -242,6 +242,7 @@ def test_one_process_exposes_what_prometheus_client_metrics_would(
 # --- real processes -----------------------------------------------------------------
 
 
+@pytest.mark.any_python
 async def test_every_scrape_of_two_workers_counts_the_calls_of_both(redis_url: str) -> None:
     with run_server(SERVE, env={"MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}) as server:
         line = eventually(lambda: merge_line(server.log()), "the metrics folder in the log")
@@ -301,6 +302,7 @@ def held_call() -> Iterator[Callable[[str], None]]:
         thread.join(timeout=WAIT_SECONDS)
 
 
+@pytest.mark.any_python
 def test_a_worker_that_dies_leaves_the_in_flight_sum(
     tmp_path: Path, held_call: Callable[[str], None]
 ) -> None:
@@ -324,6 +326,7 @@ def test_a_worker_that_dies_leaves_the_in_flight_sum(
     assert folder.is_dir()  # the operator's folder stays
 
 
+@pytest.mark.any_python
 def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path, redis_url: str) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -338,6 +341,7 @@ def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path, redis_
     )
 
 
+@pytest.mark.any_python
 def test_metrics_off_answers_404_and_makes_no_folder(redis_url: str) -> None:
     env = {"MCP_METRICS": "false", "MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}
     with run_server(SERVE, env=env) as server:

@@ -9,6 +9,8 @@ import pytest
 
 from mcp_runtime.devtools.pytest_plugin import TEAM_CHECKS
 
+pytestmark = pytest.mark.any_python  # pytest's collection, whatever the Python
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "tests" / "runtime"
 

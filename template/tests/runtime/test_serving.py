@@ -701,6 +701,7 @@ async def served_answer(server: RunningServer, expected: str) -> str:
     return answer
 
 
+@pytest.mark.any_python
 async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path) -> None:
     """A copy of the service's source, served with --reload: a new toolset module is
     served, an edit to it is served, an edit that breaks the contract is named without a

@@ -398,6 +398,7 @@ STORE_DOWN = re.compile(
 )
 
 
+@pytest.mark.any_python
 def test_a_store_that_stops_answering_is_said_so_and_plain_calls_go_on(
     redis_starter: Callable[[Path, int], "subprocess.Popen[bytes]"], tmp_path: Path
 ) -> None:
@@ -464,6 +465,7 @@ def pair(
         yield folder, first, second
 
 
+@pytest.mark.any_python
 def test_a_task_created_through_one_process_is_answered_by_the_other(
     pair: tuple[Path, RunningServer, RunningServer],
 ) -> None:
@@ -481,6 +483,7 @@ def test_a_task_created_through_one_process_is_answered_by_the_other(
     assert answered["structuredContent"] == {"message": "ok legacy", "data": "legacy"}
 
 
+@pytest.mark.any_python
 def test_a_task_cancelled_through_the_other_process_stops_where_it_runs(
     pair: tuple[Path, RunningServer, RunningServer],
 ) -> None:
@@ -495,6 +498,7 @@ def test_a_task_cancelled_through_the_other_process_stops_where_it_runs(
     assert got["status"] == "cancelled"
 
 
+@pytest.mark.any_python
 def test_a_process_killed_mid_task_leaves_it_failed_not_working(
     redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
 ) -> None:
@@ -521,6 +525,7 @@ def test_a_process_killed_mid_task_leaves_it_failed_not_working(
     assert done["result"]["statusMessage"] == message
 
 
+@pytest.mark.any_python
 def test_no_credential_header_or_argument_is_written_to_the_store(
     redis_command: Callable[..., str], pair: tuple[Path, RunningServer, RunningServer]
 ) -> None:
@@ -543,6 +548,7 @@ def test_no_credential_header_or_argument_is_written_to_the_store(
     assert ARGUMENT.encode() not in dump
 
 
+@pytest.mark.any_python
 def test_sigterm_drains_a_task_that_ends_within_the_grace_and_fails_one_that_does_not(
     redis_url: str, pair: tuple[Path, RunningServer, RunningServer]
 ) -> None:
@@ -574,6 +580,7 @@ def test_sigterm_drains_a_task_that_ends_within_the_grace_and_fails_one_that_doe
     assert (folder / "cancelled-t1").exists()
 
 
+@pytest.mark.any_python
 def test_a_finished_task_is_kept_for_its_ttl_then_removed(folder: Path) -> None:
     env = {
         "SLOW_SERVICE_DIR": str(folder),

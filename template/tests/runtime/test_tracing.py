@@ -351,6 +351,7 @@ def receiver() -> Iterator[Receiver]:
         yield running
 
 
+@pytest.mark.any_python
 @pytest.mark.parametrize(
     ("workers", "service_name"), [("1", None), ("2", "hello-service-elsewhere")]
 )

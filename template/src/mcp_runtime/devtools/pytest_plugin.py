@@ -30,6 +30,17 @@ TEAM_CHECKS = frozenset({"test_contract.py", "test_contract_snapshot.py"})
 """The runtime's test modules that check the team's tools: they always run."""
 
 
+ANY_PYTHON = (
+    "any_python: its result does not depend on the Python version (it checks processes, "
+    "a store or pytest's collection): a matrix over Pythons may run it on one of them only, "
+    'with -m "not any_python" on the others'
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", ANY_PYTHON)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--runtime-suite",
