@@ -134,9 +134,9 @@ class TaskRouting:
             return await call_next(ctx)
         version = ctx.protocol_version
         stamp = {"_meta": {SERVER_INFO: dict(self.stamp)}}
-        check_params("tools/call", version, params)  # what the SDK checks before its handler
         if version in MODERN:
             if opted_in(params):
+                check_params("tools/call", version, params)  # as the SDK would, before its tool
                 try:
                     record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
                 except (TaskLimitError, TaskStoreError) as exc:
@@ -148,6 +148,7 @@ class TaskRouting:
                 raise missing_extension(f"Tool '{tool.name}' runs only as a task: it")
             return await call_next(ctx)
         if isinstance(params.get("task"), Mapping):
+            check_params("tools/call", version, params)
             try:
                 record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
             except TaskLimitError as exc:
