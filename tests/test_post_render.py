@@ -32,8 +32,15 @@ def test_the_quick_starts_of_both_readmes_work_as_written(tmp_path: Path) -> Non
     subprocess.run(clone, check=True, capture_output=True)
     install, render_and_serve = fresh_machine_line(template / "README.md").split(" && ", 1)
     assert install == "python -m pip install copier uv"
-    serves(render_and_serve, template, seconds=300)  # it renders and syncs first
+    printed = serves(render_and_serve, template, seconds=300)  # it renders and syncs first
     service = tmp_path / "my-mcp-service"
+    # The closing message lists only what the post-render task left to do.
+    next_steps = printed.split("\nNext steps:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split("  #", 1)[0].strip() for line in next_steps[:3]] == [
+        "cd ../my-mcp-service",
+        "uv run pytest",
+        'git add --all && git commit -m "Render the service"',
+    ], next_steps
     assert (service / ".git").is_dir()
     # CI installs with `uv sync --locked`: the lock is there to commit with the first commit.
     assert (service / "uv.lock").is_file()
@@ -64,9 +71,9 @@ def quick_start(service: Path) -> list[str]:
     return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
 
 
-def serves(command: str, folder: Path, seconds: float = 60) -> None:
+def serves(command: str, folder: Path, seconds: float = 60) -> str:
     """``command``, pasted into a shell in ``folder``, serves the default render's tools
-    until it is stopped, and then exits 0."""
+    until it is stopped, and then exits 0; what it printed."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -86,8 +93,10 @@ def serves(command: str, folder: Path, seconds: float = 60) -> None:
         with contextlib.suppress(ProcessLookupError):  # it stopped by itself
             os.killpg(process.pid, signal.SIGTERM)
         output, _ = process.communicate(timeout=60)
-    assert ready, f"`{command}` did not serve:\n{output.decode(errors='replace')}"
-    assert process.returncode == 0, output.decode(errors="replace")
+    printed = output.decode(errors="replace")
+    assert ready, f"`{command}` did not serve:\n{printed}"
+    assert process.returncode == 0, printed
+    return printed
 
 
 def test_ci_runs_the_readmes_test_command() -> None:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import Render
-from tests.rendering import ANSWER_SETS, SERVICE_ENVIRONMENT, TEMPLATE
+from tests.rendering import ANSWER_SETS, SERVICE_ENVIRONMENT, TEMPLATE, read_answers
 
 # A Jinja expression, statement or comment, as the template's files write them.
 JINJA = re.compile(r"\{\{-?\s*[A-Za-z_]|\{%-?\s*[a-z]|\{#")
@@ -160,7 +160,9 @@ def test_the_wheel_holds_the_runtime_but_its_developer_tooling(rendered: Render)
 
 
 def test_a_render_from_a_folder_says_how_to_record_the_templates_git_url(tmp_path: Path) -> None:
-    """``copier update`` and the weekly template check need a template they can clone."""
+    """``copier update`` and the weekly template check need a template they can clone; a
+    render that skipped the post-render task lists its steps among those left to do; a
+    render of a commit that is not a release says what that means for an update."""
     command = [sys.executable, "-m", "copier", "copy", "--defaults", "--skip-tasks"]
     done = subprocess.run(
         [*command, "--vcs-ref=HEAD", str(TEMPLATE), str(tmp_path / "service")],
@@ -169,10 +171,27 @@ def test_a_render_from_a_folder_says_how_to_record_the_templates_git_url(tmp_pat
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    service = tmp_path / "service"
+    closing = done.stderr.split(f"\nRendered My MCP Service in {service}.\n", 1)[1]
+    next_steps = (
+        "\nNext steps:\n"
+        f"  cd {service}\n"
+        "  uv sync                      # create the environment, and uv.lock (the skipped "
+        "task's step)\n"
+        "  uv run pytest                # your tests, the gate and the contract\n"
+        '  git init --quiet && git add --all && git commit -m "Render the service"   '
+        "# uv.lock too: CI installs from it\n"
+        "  uv run my-mcp-service dev-token > .dev-token   # a local token, then the settings "
+        "that verify it\n"
+    )
+    assert closing.startswith(next_steps), closing
     assert (
         f"The service records its template as a folder on this machine, {TEMPLATE}:\n"
         "`copier update` finds the template only there, and the weekly template check\n"
         "(.github/workflows/template-update.yml) cannot clone it. Record the template's git URL\n"
         "instead, in .copier-answers.yml, before the first commit:\n"
         "  _src_path: https://github.com/<owner>/<template>.git\n"
-    ) in done.stderr
+    ) in closing
+    commit = read_answers(service)["_commit"]
+    not_a_release = f"\nThe service records the template's commit {commit}, not a release:\n"
+    assert (not_a_release in closing) is (re.fullmatch(r"v?\d+(\.\d+)+", str(commit)) is None)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from tests.rendering import SERVICE_ENVIRONMENT, TEMPLATE, runtime_tests_except
 
@@ -42,6 +43,8 @@ RUNTIME_FIX = RUNTIME_LINE.replace("in a service.", "in a service (runtime 1.1.0
 OLD_LAYOUT = "fb9f34d"
 # The last commit of this repository whose services ran on the MCP SDK's 1.x line.
 LAST_SDK1 = "41b5e0d"
+# A runtime dependency's bound that release 1.1.0 raises.
+RAISED_BOUND = '"pyjwt[crypto]>=2.12"'
 CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
@@ -113,6 +116,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     edit(repo / "template/src/mcp_runtime/__init__.py", RUNTIME_LINE, RUNTIME_FIX)
     edit(repo / "template/pyproject.toml.jinja", '"pydantic>=2.11,<3"', '"pydantic>=2.12,<3"')
+    edit(repo / "template/pyproject.toml.jinja", '"pyjwt[crypto]>=2.10.1"', RAISED_BOUND)
     edit(
         repo / "template/pyproject.toml.jinja",
         "[project.scripts]",
@@ -315,17 +319,64 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     # Its test on the runtime's modules imports them from their parts (hooks/runtime_parts.py).
     assert (service / "tests/test_team_runtime.py").read_text() == TEAM_RUNTIME_TEST_AFTER
     assert runtime_differences(service, render_like(template_repo, service)) == []
+    # The team's lock is never merged with the template's (which conflicts once the SDK's
+    # line changes): the update moved it to the merged requirements (the SDK's 2.x line),
+    # with the team's dependency kept, so CI's `uv sync --locked` installs what it pins.
+    run(service, "uv", "lock", "--check")
+    locked = locked_versions(service / "uv.lock")
+    assert locked["mcp"].startswith("2."), locked["mcp"]
+    assert "httpx2" in locked
+    assert "httpx" in locked
     tested = works_as_the_team_runs_it(service, "tests/runtime/test_eras.py")
     # Its test of a former name of the runtime passes, warned of the new name.
     assert "test_a_tool_converted_by_a_former_name_keeps_its_contract PASSED" in tested
     assert "DeprecationWarning: to_fastmcp is now to_mcp_tool" in tested
-    # The team's lock is never merged with the template's (which conflicts once the SDK's
-    # line changes): `uv sync`, the README's next step, moved it to the new requirements,
-    # so CI's `uv sync --locked` installs what it pins.
+
+
+def locked_versions(lock: Path) -> dict[str, str]:
+    """Each package ``lock`` pins, with its version."""
+    packages = tomllib.loads(lock.read_text())["package"]
+    return {entry["name"]: entry.get("version", "") for entry in packages}
+
+
+# What the team locks, and what release 1.1.0 (RAISED_BOUND) must move of it.
+TEAM_DEPENDENCY = ("humanize", "4.11.0")  # `uv add humanize==4.11.0`
+TEAM_LOCK_PIN = ("certifi", "2024.12.14")  # `uv lock --upgrade-package certifi==...`
+BELOW_THE_NEW_BOUND = ("pyjwt", "2.10.1")
+
+
+def test_an_update_moves_the_teams_lock_only_as_far_as_its_own_changes_require(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    """A service at 1.0.0 whose team added a dependency with its version pinned, locked
+    one package at an older version, and locked pyjwt below the bound that 1.1.0
+    raises: the update to 1.1.0 moves pyjwt, and nothing else; the
+    lock matches the merged pyproject.toml at once (`uv lock --check`, as CI's `uv sync
+    --locked`), and the environment holds what it pins."""
+    service = render_at(template_repo, tmp_path / "service", "1.0.0")
+    run(service, "uv", "add", "--quiet", "==".join(TEAM_DEPENDENCY))
+    for pin in (TEAM_LOCK_PIN, BELOW_THE_NEW_BOUND):
+        run(service, "uv", "lock", "--quiet", "--upgrade-package", "==".join(pin))
+    run(service, "uv", "sync", "--quiet")
+    commit(service, "Add a dependency; lock certifi and pyjwt where we tested them")
+    before = locked_versions(service / "uv.lock")
+    assert before[BELOW_THE_NEW_BOUND[0]] == BELOW_THE_NEW_BOUND[1]
+
+    updated = update(service, tasks=True)
+
+    assert leftovers(service) == []
     run(service, "uv", "lock", "--check")
-    lock = (service / "uv.lock").read_text()
-    assert '\nname = "httpx2"\n' in lock
-    assert re.search(r'\nname = "mcp"\nversion = "2\.', lock), "mcp 2.x is not locked"
+    after = locked_versions(service / "uv.lock")
+    moved = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    assert moved == ["pyjwt"], moved
+    assert Version(after["pyjwt"]) >= Version("2.12"), after["pyjwt"]
+    for name, version in (TEAM_DEPENDENCY, TEAM_LOCK_PIN):
+        assert after[name] == version
+    assert f"uv.lock: pyjwt 2.10.1 -> {after['pyjwt']}, as the updated" in updated.stdout
+    # The environment holds what the lock pins: the team's dependency, the moved pyjwt.
+    probe = "import humanize, jwt; print(humanize.__version__, jwt.__version__)"
+    installed = run(service, "uv", "run", "--no-sync", "python", "-c", probe).stdout.split()
+    assert installed == [TEAM_DEPENDENCY[1], after["pyjwt"]]
 
 
 def test_edit_to_a_template_owned_file_survives_when_the_template_left_it(
