@@ -89,6 +89,7 @@ __all__ = [
     "ServerRequestContext",
     "TaskContext",
     "TokenVerifier",
+    "TransportSecurityMiddleware",
     "TransportSecuritySettings",
     "UrlElicitationRequiredError",
     "advertise_tasks",
@@ -772,12 +773,9 @@ SDK_LOG_REWRITES: dict[str, list[LogRewrite]] = {
         ),
     ],
     "mcp.server.transport_security": [
-        LogRewrite(
-            "Invalid Host header", None, "Refused a request: its Host header is not allowed"
-        ),
-        LogRewrite(
-            "Invalid Origin header", None, "Refused a request: its Origin header is not allowed"
-        ),
+        # The front's HostCheck refuses these first, and logs the line that names the fix.
+        LogRewrite("Invalid Host header", None, None),
+        LogRewrite("Invalid Origin header", None, None),
         LogRewrite(
             "Invalid Content-Type", None, "Refused a POST request: its Content-Type is not JSON"
         ),

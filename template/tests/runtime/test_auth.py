@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -591,15 +592,16 @@ MISSING_ALL = (
     "bad setting MCP_AUTH=oauth: serving over HTTP needs MCP_OAUTH_ISSUER (the "
     "authorization server's issuer URL, its tokens' `iss`); MCP_OAUTH_JWKS_URL (the URL of "
     "its signing keys, its JWKS); MCP_RESOURCE_URL (this service's public MCP endpoint URL, "
-    "such as https://mcp.example.com/mcp). Set them, or set MCP_AUTH=none to serve without "
-    "authentication on your own machine"
+    "such as https://mcp.example.com/mcp). Set them to your authorization server's "
+    "(docs/authentication.md). On your own machine, {dev_token} prints a development token "
+    "and the settings that verify it; or set MCP_AUTH=none to serve without authentication"
 )
 
 
 def test_incomplete_oauth_settings_are_refused_with_what_is_missing() -> None:
     with pytest.raises(SettingsError) as caught:
         require_http_auth(ServiceSettings(auth="oauth"))
-    assert str(caught.value) == MISSING_ALL
+    assert str(caught.value) == MISSING_ALL.format(dev_token="the `dev-token` command")
     with pytest.raises(SettingsError) as caught:
         require_http_auth(
             ServiceSettings(
@@ -621,7 +623,10 @@ def test_serve_refuses_incomplete_oauth_settings(
     for name in ("MCP_OAUTH_ISSUER", "MCP_OAUTH_JWKS_URL", "MCP_RESOURCE_URL"):
         monkeypatch.delenv(name, raising=False)
     assert main(["serve"]) == 2
-    assert capsys.readouterr().err == f"error: {MISSING_ALL}\n"
+    refused = capsys.readouterr().err
+    dev_token = re.search(r"`uv run [a-z0-9-]+ dev-token`", refused)  # the service's command
+    assert dev_token is not None, refused
+    assert refused == f"error: {MISSING_ALL.format(dev_token=dev_token[0])}\n"
 
 
 URL_PROBLEM = (

@@ -25,6 +25,7 @@ from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.direct_calls import DirectAnswers
 from mcp_runtime.serving.front.drain import Drain
+from mcp_runtime.serving.front.hosts import HostCheck
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
 from mcp_runtime.serving.front.limits import BodyLimits
 from mcp_runtime.serving.front.methods import MethodPolicy
@@ -561,6 +562,7 @@ def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
     assert parts == [
         Probes,
         Scrapes,
+        HostCheck,
         Drain,
         MethodPolicy,
         Authentication,

@@ -237,8 +237,8 @@ def test_no_request_value_reaches_the_log_over_http(tmp_path: Path) -> None:
         '{"jsonrpc": "2.0", "id": 4, "method": "' + MARKER,  # not JSON
     ]
     refused_headers = [
-        {"host": f"{MARKER}.example"},
-        {"origin": f"http://{MARKER}.example"},
+        {"host": f"{MARKER} example"},  # not a host name: a host name is repeated
+        {"origin": f"http://{MARKER}.example/"},
         {"content-type": f"text/{MARKER}"},
     ]
     with served(tmp_path) as server:
@@ -257,8 +257,8 @@ def test_no_request_value_reaches_the_log_over_http(tmp_path: Path) -> None:
     )
     assert "WARNING mcp.server.runner: Dropped a notification: its params are malformed" in log
     assert (
-        "WARNING mcp.server.transport_security: Refused a request: its Host header is not "
-        "allowed" in log
+        "WARNING mcp_runtime.serving.front.hosts: Refused a request: its Host header (not a "
+        "host name) is not in MCP_ALLOWED_HOSTS" in log
     )
 
 

@@ -86,24 +86,55 @@ async def test_header_values_are_never_logged(url: str, caplog: pytest.LogCaptur
     assert "s3cret-token-value" not in logged
 
 
-async def test_refused_host_and_origin_values_are_never_logged(
+async def test_a_refused_host_or_origin_is_named_with_its_setting_and_no_other_value(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The answer and the log line name the refused Host or Origin, which the operator adds
+    to the setting they name; a value that is not a host name is never repeated."""
     ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    refused = {
+        "mcp.example.com": {"host": "mcp.example.com"},
+        "origin": {"origin": "http://evil.example"},
+        "no host name": {"host": "s3cret value/with spaces"},
+    }
     with caplog.at_level(logging.DEBUG):
         async with httpx2.AsyncClient() as client:
-            host = await client.post(
-                url, content=ping, headers={**headers, "host": "s3cret-host.example"}
-            )
-            origin = await client.post(
-                url, content=ping, headers={**headers, "origin": "http://s3cret-origin.example"}
-            )
-    assert (host.status_code, origin.status_code) == (421, 403)
-    logged = "\n".join(record.getMessage() for record in caplog.records)
-    assert "Host header is not allowed" in logged
-    assert "Origin header is not allowed" in logged
-    assert "s3cret" not in logged
+            answers = {
+                case: await client.post(url, content=ping, headers={**headers, **header})
+                for case, header in refused.items()
+            }
+    assert {case: answer.status_code for case, answer in answers.items()} == {
+        "mcp.example.com": 421,
+        "origin": 403,
+        "no host name": 421,
+    }
+    assert answers["mcp.example.com"].json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Refused: this service does not answer to the Host header "
+            "'mcp.example.com'. If clients reach it by that name, add it to the service's "
+            "setting MCP_ALLOWED_HOSTS (host:port, or host:* for any port).",
+        },
+    }
+    assert "the Origin header 'http://evil.example'" in answers["origin"].text
+    assert "MCP_ALLOWED_ORIGINS (scheme://host:port)" in answers["origin"].text
+    assert "the Host header (not a host name)" in answers["no host name"].text
+    logged = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert logged == [
+        "Refused a request: its Host header 'mcp.example.com' is not in MCP_ALLOWED_HOSTS; "
+        "add it there (host:port, or host:* for any port) if clients reach the service by "
+        "that name",
+        "Refused a request: its Origin header 'http://evil.example' is not in "
+        "MCP_ALLOWED_ORIGINS; add it there (scheme://host:port) if clients reach the service "
+        "by that name",
+        "Refused a request: its Host header (not a host name) is not in MCP_ALLOWED_HOSTS; "
+        "add it there (host:port, or host:* for any port) if clients reach the service by "
+        "that name",
+    ]
+    assert "s3cret" not in "\n".join(record.getMessage() for record in caplog.records)
 
 
 async def test_without_a_request_every_header_is_absent() -> None:

@@ -291,13 +291,21 @@ def test_oversized_request_is_refused_and_serving_goes_on() -> None:
 
 
 def test_disallowed_host_header_is_refused() -> None:
+    """Bound to loopback, the loopback names are allowed on any port, and without one (a
+    proxy's port 80); another name is refused before any other part reads the request."""
     with serve_http() as url:
         evil = httpx2.post(url, headers={**HEADERS, "host": "evil.example.com"}, json={})
         evil_origin = httpx2.post(
             url, headers={**HEADERS, "origin": "http://evil.example.com"}, json={}
         )
+        loopback = [
+            httpx2.post(url, headers={**HEADERS, "host": host}, json=LIST).status_code
+            for host in ("127.0.0.1", "localhost", "[::1]", "127.0.0.1:1234", "localhost:80")
+        ]
     assert evil.status_code == 421
+    assert "MCP_ALLOWED_HOSTS" in evil.json()["error"]["message"]
     assert evil_origin.status_code == 403
+    assert loopback == [200] * 5
 
 
 # --- tool calls: timeouts, logs, shutdown ------------------------------------------------
@@ -705,7 +713,9 @@ async def served_answer(server: RunningServer, expected: str) -> str:
 async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path) -> None:
     """A copy of the service's source, served with --reload: a new toolset module is
     served, an edit to it is served, an edit that breaks the contract is named without a
-    traceback (and the service comes back with the fix), and SIGTERM stops it all."""
+    traceback, one that cannot be imported with its traceback, each answered 503 with what
+    is wrong until the fix is saved (and the service comes back with it), and SIGTERM
+    stops it all."""
     import mcp_runtime
 
     source = Path(mcp_runtime.__path__[0]).parent
@@ -731,13 +741,31 @@ async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path
         wait_for(lambda: "not reloaded: " in server.log(), server)
         assert "reload-probe/reloaded: [return-annotation]" in server.log()
         assert "Save a fix: the service reloads." in server.log()
+        assert "Traceback" not in server.log()
+        # Until the fix, every request is answered at once, with what is wrong.
+        refused = httpx2.post(server.url, headers=HEADERS, json=LIST, timeout=5)
+        assert refused.status_code == 503
+        message = refused.json()["error"]["message"]
+        assert message.startswith("The service did not reload: 1 tool contract violation:\n")
+        assert "reload-probe/reloaded: [return-annotation]" in message
+        assert message.endswith("\nSave a fix: it reloads.")
+
+        new_module.write_text("import not_a_module_anywhere\n" + RELOADED_TOOLSET)
+        wait_for(lambda: server.log().count("not reloaded: ") == 2, server)
+        refused = httpx2.post(server.url, headers=HEADERS, json=LIST, timeout=5)
+        assert refused.status_code == 503
+        message = refused.json()["error"]["message"]
+        module = f"{find_service().toolsets_package}.reload_probe"
+        assert f"`{module}` cannot be imported (ModuleNotFoundError: " in message
+        # The terminal shows where the import failed.
+        assert "Traceback (most recent call last):" in server.log()
+        assert 'reload_probe.py", line 1, in <module>' in server.log()
 
         new_module.write_text(RELOADED_TOOLSET.format(answer="fourth"))
         assert await served_answer(server, "fourth") == "fourth"
-        assert server.log().count("reload_probe.py'. Reloading") == 4
+        assert server.log().count("reload_probe.py'. Reloading") == 5
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=WAIT_SECONDS) == 0, server.log()
-        assert "Traceback" not in server.log()
 
 
 @pytest.mark.parametrize(

@@ -354,17 +354,20 @@ def _missing_oauth_settings(settings: ServiceSettings) -> list[str]:
     return [text for name, text in OAUTH_SETTINGS.items() if getattr(settings, name) is None]
 
 
-def require_http_auth(settings: ServiceSettings) -> None:
-    """Raise :class:`SettingsError` if ``MCP_AUTH=oauth`` lacks a setting HTTP serving needs."""
+def require_http_auth(settings: ServiceSettings, *, command: str | None = None) -> None:
+    """Raise :class:`SettingsError` if ``MCP_AUTH=oauth`` lacks a setting HTTP serving needs;
+    its message names the service's console ``command`` (for ``dev-token``) when given."""
     if settings.auth != "oauth":
         return
     missing = _missing_oauth_settings(settings)
     if missing:
+        dev_token = f"`uv run {command} dev-token`" if command else "the `dev-token` command"
         raise SettingsError(
             "bad setting MCP_AUTH=oauth: serving over HTTP needs "
             + "; ".join(missing)
-            + ". Set them, or set MCP_AUTH=none to serve without authentication on your own "
-            "machine"
+            + ". Set them to your authorization server's (docs/authentication.md). On your "
+            f"own machine, {dev_token} prints a development token and the settings that "
+            "verify it; or set MCP_AUTH=none to serve without authentication"
         )
 
 

@@ -124,7 +124,9 @@ def toolset_violations(broken: Sequence[BrokenToolset]) -> list[ContractViolatio
             error = toolset.error
             problem = f"`{toolset.module}` cannot be imported ({type(error).__name__}: {error})"
             fix = f"run `python -c 'import {toolset.module}'` to see the full error"
-        violations.append(ContractViolation(None, toolset.name, "toolset", problem, fix))
+        violations.append(
+            ContractViolation(None, toolset.name, "toolset", problem, fix, cause=toolset.error)
+        )
     return violations
 
 

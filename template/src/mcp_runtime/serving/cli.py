@@ -205,7 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
         configure_tracing(server.name)
         server.run("stdio")
         return 0
-    require_http_auth(settings)
+    require_http_auth(settings, command=args.service.name)
     if args.reload:
         return _serve_reloading(args.service, settings)
     if settings.workers > 1 and not settings.stateless:

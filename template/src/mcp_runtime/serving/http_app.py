@@ -3,13 +3,13 @@
 The SDK's streamable HTTP app (``/mcp``) sits behind the front: small parts of
 :mod:`mcp_runtime.serving.front`, one concern each, which :func:`front` lists in the
 order a request meets them. Each answers first what the SDK should not see: the probes
-and the scrape (``/healthz``, ``/readyz``, ``/metrics``), requests while the service
-drains, methods a stateless endpoint has no use for, a POST without a valid bearer
-token under ``MCP_AUTH=oauth``, request bodies past the limits, JSON-RPC messages the
-SDK would mishandle; it cancels the call that a posted ``notifications/cancelled``
-of the 2025 revisions names; and it chooses how each request is answered: one JSON
-body, or an SSE stream where the call streams. Each answer, and the setting of each limit, is in the
-service's ``docs/production.md``.
+and the scrape (``/healthz``, ``/readyz``, ``/metrics``), a Host or Origin the service
+does not answer to, requests while the service drains, methods a stateless endpoint has
+no use for, a POST without a valid bearer token under ``MCP_AUTH=oauth``, request bodies
+past the limits, JSON-RPC messages the SDK would mishandle; it cancels the call that a
+posted ``notifications/cancelled`` of the 2025 revisions names; and it chooses how each
+request is answered: one JSON body, or an SSE stream where the call streams. Each answer,
+and the setting of each limit, is in the service's ``docs/production.md``.
 """
 
 import gc
@@ -32,6 +32,7 @@ from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.direct_calls import DirectAnswers
 from mcp_runtime.serving.front.drain import Drain
+from mcp_runtime.serving.front.hosts import HostCheck
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
 from mcp_runtime.serving.front.limits import BodyLimits
 from mcp_runtime.serving.front.methods import MethodPolicy
@@ -82,6 +83,7 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
     return [
         Middleware(Probes, state=state, tools=len(served_tool_names(server))),
         Middleware(Scrapes, metrics=state.metrics.app() if settings.metrics else None),
+        Middleware(HostCheck, security=transport_security(settings), path=MCP_PATH),
         Middleware(Drain, state=state, path=MCP_PATH),
         Middleware(MethodPolicy, path=MCP_PATH, stateless=settings.stateless),
         Middleware(Authentication, bearer=bearer_check(server), path=MCP_PATH),

@@ -17,6 +17,7 @@ there changes, appears or goes away.
 
 import asyncio
 import functools
+import json
 import logging
 import os
 import shutil
@@ -31,8 +32,9 @@ from typing import Any
 
 import h11
 import uvicorn
+from mcp.types import INTERNAL_ERROR
 from sse_starlette.sse import AppStatus
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
@@ -50,6 +52,7 @@ __all__ = [
     "AppFactory",
     "DrainingServer",
     "HeadTimeoutProtocol",
+    "NotServing",
     "ServingConfig",
     "SourceReload",
     "Supervisor",
@@ -166,8 +169,10 @@ class ServingConfig(uvicorn.Config):
     def build_app(self) -> ASGIApp:
         """The process's app, from the factory; its state kept when it is the service's.
 
-        Reloading, a service that cannot start (its tools break the contract, a setting
-        is bad) is reported in one message, and the process exits to wait for a fix.
+        Reloading, a service that cannot start (its tools break the contract, a toolset
+        cannot be imported, a setting is bad) is reported in one message, with the
+        traceback of each import that failed, and the process serves :class:`NotServing`,
+        which answers every request 503 with that message, until a fix is saved.
         """
         factory = self.app_factory
         try:
@@ -175,11 +180,42 @@ class ServingConfig(uvicorn.Config):
         except (ContractError, SettingsError, UnknownToolsetError) as exc:
             if not self.reloading:
                 raise
+            for violation in getattr(exc, "violations", ()):
+                if violation.cause is not None:  # a toolset's import: its traceback
+                    logger.error("%s", violation.problem, exc_info=violation.cause)
             logger.error("not reloaded: %s\nSave a fix: the service reloads.", exc)
-            raise SystemExit(1) from None
+            return NotServing(f"The service did not reload: {exc}\nSave a fix: it reloads.")
         if isinstance(app, ServiceApp):
             self.state = app.state
         return app
+
+
+class NotServing:
+    """What a reloading process serves while the service's code cannot start: every HTTP
+    request is answered 503 with ``reason`` (a JSON-RPC error), at once, so that a client
+    learns why instead of waiting; the lifespan starts and stops."""
+
+    def __init__(self, reason: str) -> None:
+        self.body = json.dumps(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": reason}}
+        ).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                kind = message["type"].removeprefix("lifespan.")
+                await send({"type": f"lifespan.{kind}.complete"})
+                if kind == "shutdown":
+                    return
+        if scope["type"] != "http":
+            return
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(self.body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
 
 
 class HeadTimeoutProtocol(H11Protocol):

@@ -223,7 +223,8 @@ def transport_security(settings: ServiceSettings) -> TransportSecuritySettings:
     hosts = list(settings.allowed_hosts)
     origins = list(settings.allowed_origins)
     if settings.loopback:
-        hosts += ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+        hosts += ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+        origins += ["http://127.0.0.1", "http://localhost", "http://[::1]"]
         origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
