@@ -177,7 +177,7 @@ def test_widened_argument_type_is_compatible(before: dict[str, Any], after: dict
 
 
 def test_changed_argument_type_is_breaking() -> None:
-    after = entry(arguments={"name": {"type": "boolean"}})
+    after = entry(arguments={"name": {"title": "Name", "type": "boolean"}})
     assert one(entry(), after) == (
         True,
         "lookup: argument name: type changed (before: string; after: boolean)",
@@ -229,11 +229,50 @@ def test_description_change_is_compatible() -> None:
     )
 
 
-def test_result_title_or_description_change_is_not_a_type_change() -> None:
+def test_result_title_or_description_change_is_compatible_not_a_type_change() -> None:
     after = entry(
         result=with_key("count", {"title": "Total", "type": "integer", "description": "n"})
     )
-    assert compare(contract(entry()), contract(after)) == []
+    assert [str(d) for d in compare(contract(entry()), contract(after))] == [
+        'lookup: result key count: result key description changed (before: absent; after: "n")',
+        'lookup: result key count: result key title changed (before: "Count"; after: "Total")',
+    ]
+    assert not any(d.breaking for d in compare(contract(entry()), contract(after)))
+
+
+def test_argument_description_title_or_default_change_is_compatible() -> None:
+    described = {**STRING, "description": "The thing's name.", "default": "a"}
+    after = entry(arguments={"name": {**described, "title": "Thing"}})
+    assert [str(d) for d in compare(contract(entry()), contract(after))] == [
+        'lookup: argument name: argument description changed (before: absent; after: "The '
+        "thing's name.\")",
+        'lookup: argument name: argument title changed (before: "Name"; after: "Thing")',
+        'lookup: argument name: argument default changed (before: absent; after: "a")',
+    ]
+    assert not any(d.breaking for d in compare(contract(entry()), contract(after)))
+
+
+def test_result_description_change_is_compatible() -> None:
+    after = entry(result={**RESULT, "description": "What was found."})
+    assert one(entry(), after) == (
+        False,
+        'lookup: result: result description changed (before: absent; after: "What was found.")',
+    )
+
+
+def test_any_other_change_is_named_never_a_match() -> None:
+    """A difference no rule classifies is still reported: the contract matches the snapshot
+    only when every recorded field does."""
+    after = entry(arguments={"name": {**STRING, "pattern": "^[a-z]+$"}})
+    assert one(entry(), after) == (
+        False,
+        "lookup: another detail of its schemas changed (such as a pattern, a format, a bound "
+        "or a definition): check that its clients still fit it (before: as recorded; after: "
+        "as served)",
+    )
+    assert report(compare(contract(entry()), contract(after)), "W").startswith(
+        "Compatible changes (1): existing clients keep working\n  - lookup: another detail"
+    )
 
 
 def test_report_groups_breaking_first_and_says_how_to_record() -> None:

@@ -16,8 +16,11 @@ classifies each difference between the committed snapshot and the live service:
   required, or no longer optional or required);
 - compatible: a new tool; a new optional argument; a widened argument type; a new
   result key (``NotRequired``); a ToolError arm added; a description, title or
-  ``_meta`` changed; the reverse of each breaking hint change; a scope dropped; a
-  plain tool that may now run as a task, or a task tool no longer required to.
+  ``_meta`` changed; an argument's or result key's description, title or examples, or
+  an argument's default, changed; the reverse of each breaking hint change; a scope
+  dropped; a plain tool that may now run as a task, or a task tool no longer required
+  to; and any other difference, named as such (the contract matches its snapshot only
+  when every field does).
 
 A snapshot recorded before tools had metadata has no title, annotations, ``_meta``
 or scopes: it is read as what clients saw then (no title, no ``_meta``, no scope,
@@ -162,13 +165,98 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
         found.append(compatible(name, "", "new tool", "absent", "served"))
     for name in sorted(old.keys() & new.keys()):
         was, now = old[name], new[name]
+        of_tool = []
         if was.get("description") != now.get("description"):
             was_text, now_text = _brief(was.get("description")), _brief(now.get("description"))
-            found.append(compatible(name, "description", "description changed", was_text, now_text))
-        found += _arguments(name, was.get("inputSchema") or {}, now.get("inputSchema") or {})
-        found += _results(name, was.get("outputSchema") or {}, now.get("outputSchema") or {})
-        found += _metadata(name, was, now)
+            of_tool.append(
+                compatible(name, "description", "description changed", was_text, now_text)
+            )
+        of_tool += _arguments(name, was.get("inputSchema") or {}, now.get("inputSchema") or {})
+        of_tool += _results(name, was.get("outputSchema") or {}, now.get("outputSchema") or {})
+        of_tool += _metadata(name, was, now)
+        of_tool += _wording(name, was, now)
+        if not of_tool and _entry_text(was) != _entry_text(now):
+            of_tool.append(compatible(name, "", OTHER_DETAILS, "as recorded", "as served"))
+        found += of_tool
     return found
+
+
+# What a difference is called that no rule above classifies.
+OTHER_DETAILS = (
+    "another detail of its schemas changed (such as a pattern, a format, a bound or a "
+    "definition): check that its clients still fit it"
+)
+# The parts of an argument's or a result key's schema that only describe it to a reader.
+WORDING = ("description", "title", "examples")
+
+
+def _wording(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Difference]:
+    """Changed descriptions, titles and examples of arguments, of the result and of its
+    keys, and changed defaults of arguments: compatible, as the clients' calls and the
+    results they read keep their shape."""
+    found = []
+    old_input, new_input = was.get("inputSchema") or {}, now.get("inputSchema") or {}
+    old_args, new_args = old_input.get("properties", {}), new_input.get("properties", {})
+    for name in sorted(old_args.keys() & new_args.keys()):
+        for facet in (*WORDING, "default"):
+            before, after = old_args[name].get(facet), new_args[name].get(facet)
+            if before != after:
+                change = f"argument {facet} changed"
+                found.append(
+                    compatible(
+                        tool, f"argument {name}", change, _shown_value(before), _shown_value(after)
+                    )
+                )
+    old_result, _ = _arms(was.get("outputSchema") or {})
+    new_result, _ = _arms(now.get("outputSchema") or {})
+    for facet in WORDING:
+        before, after = old_result.get(facet), new_result.get(facet)
+        if before != after:
+            found.append(
+                compatible(
+                    tool,
+                    "result",
+                    f"result {facet} changed",
+                    _shown_value(before),
+                    _shown_value(after),
+                )
+            )
+    old_keys, new_keys = old_result.get("properties", {}), new_result.get("properties", {})
+    for key in sorted(old_keys.keys() & new_keys.keys()):
+        for facet in WORDING:
+            before, after = old_keys[key].get(facet), new_keys[key].get(facet)
+            if before != after:
+                change = f"result key {facet} changed"
+                found.append(
+                    compatible(
+                        tool, f"result key {key}", change, _shown_value(before), _shown_value(after)
+                    )
+                )
+    return found
+
+
+def _shown_value(value: object) -> str:
+    """A facet's value in a reviewer's words: absent, a text clipped, or its JSON."""
+    if value is None:
+        return "absent"
+    if isinstance(value, str):
+        return _brief(value)
+    return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+def _entry_text(entry: dict[str, Any]) -> str:
+    """A contract entry as JSON, to tell whether two entries differ at all: keys and lists
+    in order, and a field that is empty (or absent from an older snapshot) left out."""
+
+    def ordered(value: Any) -> Any:
+        if isinstance(value, list):
+            return sorted((ordered(item) for item in value), key=json.dumps)
+        if isinstance(value, dict):
+            return {key: ordered(item) for key, item in sorted(value.items())}
+        return value
+
+    kept = {key: value for key, value in entry.items() if value not in (None, {}, [])}
+    return json.dumps(ordered(kept))
 
 
 # What a change of ``execution.taskSupport`` does to a client: (before, after) -> meaning,
