@@ -5,6 +5,7 @@ The names are in awkward_names.json; ``nox -s names`` runs each render's own tes
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -47,6 +48,16 @@ def manifests(service: Path) -> dict[str, dict[str, Any]]:
     return {path.name: yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))}
 
 
+# The longest namespace Kubernetes accepts: the allowed hosts hold it.
+LONGEST_NAMESPACE = "n" * 63
+
+
+def allowed_hosts(container: dict[str, Any], namespace: str) -> list[str]:
+    """The container's MCP_ALLOWED_HOSTS as a pod in ``namespace`` reads it."""
+    environment = {item["name"]: item.get("value") for item in container["env"]}
+    return environment["MCP_ALLOWED_HOSTS"].replace("$(POD_NAMESPACE)", namespace).split(",")
+
+
 def test_the_name_gives_its_recorded_answers(named: Path) -> None:
     answers = read_answers(named)
     expected = gives(named)
@@ -67,6 +78,7 @@ def test_the_render_is_ruff_formatted(named: Path) -> None:
 def test_kubernetes_names_are_valid(named: Path) -> None:
     loaded = manifests(named)
     assert set(loaded) == {
+        "kustomization.yaml",
         "deployment.yaml",
         "service.yaml",
         "hpa.yaml",
@@ -102,12 +114,20 @@ def test_kubernetes_names_are_valid(named: Path) -> None:
     assert [value for value in labels if not LABEL_VALUE.match(value)] == []
 
 
-def test_allowed_hosts_are_the_service_dns_names(named: Path) -> None:
+def test_allowed_hosts_are_the_service_dns_names_in_the_pods_namespace(named: Path) -> None:
     [container] = manifests(named)["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
-    environment = {item["name"]: item.get("value") for item in container["env"]}
-    hosts = [host.removesuffix(":*") for host in environment["MCP_ALLOWED_HOSTS"].split(",")]
     service_name = manifests(named)["service.yaml"]["metadata"]["name"]
-    assert service_name in hosts
+    [namespace] = [item for item in container["env"] if item["name"] == "POD_NAMESPACE"]
+    assert namespace["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    hosts = [host.removesuffix(":*") for host in allowed_hosts(container, LONGEST_NAMESPACE)]
+    assert hosts == [
+        service_name,
+        service_name,
+        *(
+            f"{service_name}.{LONGEST_NAMESPACE}{suffix}"
+            for suffix in ("", "", ".svc", ".svc", ".svc.cluster.local", ".svc.cluster.local")
+        ),
+    ]
     assert all(DNS_LABEL.match(label) for host in hosts for label in host.split(".")), hosts
     assert all(len(host) <= 253 for host in hosts)
 
@@ -119,7 +139,7 @@ def test_image_and_command_are_named_after_the_slug(named: Path) -> None:
     assert tag == slug
     assert IMAGE_COMPONENT.match(tag), tag
     [container] = manifests(named)["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == f"{slug}:latest"
+    assert container["image"] == slug  # the name kustomization.yaml gives the image of
     project = tomllib.loads((named / "pyproject.toml").read_text())["project"]
     assert project["name"] == slug
     assert project["scripts"] == {slug: "mcp_runtime.serving.cli:main"}
@@ -127,3 +147,57 @@ def test_image_and_command_are_named_after_the_slug(named: Path) -> None:
     assert list(json.loads((clients / "claude-code.mcp.json").read_text())["mcpServers"]) == [slug]
     assert list(json.loads((clients / "vscode.mcp.json").read_text())["servers"]) == [slug]
     assert list(json.loads((clients / "cursor.mcp.json").read_text())["mcpServers"]) == [slug]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl builds the manifests")
+def test_kustomize_builds_every_object_with_the_released_image(named: Path) -> None:
+    """`kubectl kustomize deploy/kubernetes`, as `kubectl apply -k` builds it: every object
+    of the folder, the service's image the one the release workflow pushes (its version
+    the service's), and every name one object gives another found among them."""
+    folder = named / "deploy" / "kubernetes"
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(folder)], capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    objects = [document for document in yaml.safe_load_all(built.stdout) if document]
+    files = {name: loaded for name, loaded in manifests(named).items()}
+    kustomization = files.pop("kustomization.yaml")
+    assert sorted(kustomization["resources"]) == sorted(files)
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in objects) == sorted(
+        (o["kind"], o["metadata"]["name"]) for o in files.values()
+    )
+    by_kind: dict[str, dict[str, dict[str, Any]]] = {}
+    for found in objects:
+        by_kind.setdefault(found["kind"], {})[found["metadata"]["name"]] = found
+    slug = gives(named)["project_slug"]
+    version = tomllib.loads((named / "pyproject.toml").read_text())["project"]["version"]
+    service = by_kind["Deployment"][slug]["spec"]["template"]
+    [container] = service["spec"]["containers"]
+    image = re.fullmatch(
+        r"ghcr\.io/(?P<owner>[^/]+)/(?P<repository>[^:]+):(?P<tag>.+)", container["image"]
+    )
+    assert image is not None, container["image"]
+    assert (image["repository"], image["tag"]) == (slug, version)
+    assert IMAGE_COMPONENT.match(image["owner"]), image["owner"]
+    release = (named / ".github" / "workflows" / "release.yml").read_text()
+    assert "images: ghcr.io/${{ github.repository }}" in release
+    # Each selector, target and secret names an object of the build.
+    deployments = by_kind["Deployment"].values()
+    for exposed in by_kind["Service"].values():
+        selector = exposed["spec"]["selector"].items()
+        assert any(
+            selector <= d["spec"]["template"]["metadata"]["labels"].items() for d in deployments
+        )
+    for scaler in by_kind["HorizontalPodAutoscaler"].values():
+        assert scaler["spec"]["scaleTargetRef"]["name"] in by_kind["Deployment"]
+    store = f"{slug[:51].rstrip('-')}-tasks-store"
+    secrets = {
+        item["valueFrom"]["secretKeyRef"]["name"]
+        for d in deployments
+        for c in d["spec"]["template"]["spec"]["containers"]
+        for item in c.get("env", [])
+        if "secretKeyRef" in item.get("valueFrom", {})
+    }
+    assert secrets == {store}  # the one Secret the docs say to create first
+    assert f"kubectl create secret generic {store} " in (folder / "kustomization.yaml").read_text()
+    assert f" create secret generic {store} " in (named / "docs" / "production.md").read_text()

@@ -367,7 +367,9 @@ def test_an_update_moves_the_teams_lock_only_as_far_as_its_own_changes_require(
     assert leftovers(service) == []
     run(service, "uv", "lock", "--check")
     after = locked_versions(service / "uv.lock")
-    moved = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    moved = sorted(
+        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
+    )
     assert moved == ["pyjwt"], moved
     assert Version(after["pyjwt"]) >= Version("2.12"), after["pyjwt"]
     for name, version in (TEAM_DEPENDENCY, TEAM_LOCK_PIN):

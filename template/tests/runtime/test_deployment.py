@@ -46,12 +46,15 @@ def container(deployment: dict[str, Any]) -> dict[str, Any]:
     return only
 
 
-def pod_environment(container: dict[str, Any]) -> dict[str, str]:
-    """The container's environment as Kubernetes gives it: ``$(NAME)`` expanded, each
-    secret's key standing in for its value."""
+def pod_environment(container: dict[str, Any], namespace: str = "default") -> dict[str, str]:
+    """The container's environment as Kubernetes gives it to a pod in ``namespace``:
+    ``$(NAME)`` expanded, each secret's key standing in for its value."""
     found: dict[str, str] = {}
     for item in container["env"]:
-        if "valueFrom" in item:
+        if "fieldRef" in item.get("valueFrom", {}):
+            assert item["valueFrom"]["fieldRef"] == {"fieldPath": "metadata.namespace"}
+            found[item["name"]] = namespace
+        elif "valueFrom" in item:
             found[item["name"]] = f"secret-{item['valueFrom']['secretKeyRef']['key']}"
         else:
             found[item["name"]] = re.sub(
@@ -63,6 +66,7 @@ def pod_environment(container: dict[str, Any]) -> dict[str, str]:
 def test_manifests_are_the_kinds_a_service_and_its_task_store_need() -> None:
     kinds = {path.name: manifest(path.name)["kind"] for path in MANIFESTS.glob("*.yaml")}
     assert kinds == {
+        "kustomization.yaml": "Kustomization",
         "deployment.yaml": "Deployment",
         "service.yaml": "Service",
         "hpa.yaml": "HorizontalPodAutoscaler",
@@ -95,7 +99,7 @@ def test_replicas_keep_their_tasks_on_the_one_task_store(
     secrets = [
         item["valueFrom"]["secretKeyRef"]["name"]
         for item in [*container["env"], *redis["env"]]
-        if "valueFrom" in item
+        if "secretKeyRef" in item.get("valueFrom", {})
     ]
     assert secrets == [store["metadata"]["name"]] * 2
     assert url.password == "secret-password"
@@ -118,10 +122,26 @@ def test_ports_match_the_settings(container: dict[str, Any]) -> None:
 
 
 def test_binding_beyond_localhost_lists_the_allowed_hosts(container: dict[str, Any]) -> None:
-    environment = pod_environment(container)
-    assert environment["MCP_HOST"] == "0.0.0.0"
-    hosts = environment["MCP_ALLOWED_HOSTS"].split(",")
-    assert f"{NAME}:*" in hosts
+    """The Service's names, in whatever namespace the pod runs."""
+    for namespace in ("default", "weather"):
+        environment = pod_environment(container, namespace)
+        assert environment["MCP_HOST"] == "0.0.0.0"
+        hosts = environment["MCP_ALLOWED_HOSTS"].split(",")
+        for host in (NAME, f"{NAME}.{namespace}", f"{NAME}.{namespace}.svc.cluster.local"):
+            assert {host, f"{host}:*"} <= set(hosts), hosts
+
+
+def test_the_kustomization_applies_every_manifest_and_names_the_image_once(
+    container: dict[str, Any],
+) -> None:
+    """`kubectl apply -k deploy/kubernetes` applies every manifest of the folder, with the
+    image the release workflow pushes (``ghcr.io/<owner>/<repository>``) set in one place."""
+    kustomization = manifest("kustomization.yaml")
+    files = sorted(path.name for path in MANIFESTS.glob("*.yaml"))
+    assert sorted(kustomization["resources"]) == [n for n in files if n != "kustomization.yaml"]
+    [image] = [entry for entry in kustomization["images"] if entry["name"] == container["image"]]
+    assert image["newName"].startswith("ghcr.io/")
+    assert image["newTag"]
 
 
 def test_the_deployments_settings_serve_over_http(
