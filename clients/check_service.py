@@ -19,8 +19,12 @@ clients' token; under ``demo-header``, with the demo credential enabled
   the SDK's 1.x line (in this script's environment, which has the reference
   requirements, ``reference/requirements.txt``), and ``langchain.mcp``'s ``MCPAdapter``
   (in an environment of its own, with ``langchain[mcp]``);
-- the MCP Inspector's CLI mode: the commands of ``deploy/clients/inspector.sh`` (over
-  HTTP, and over stdio, starting the service itself), and whoami;
+- every program and Inspector line of the service's docs/clients.md (``docs_snippets.py``),
+  as written (its install line, its URL aside), against the service served with its
+  ``auth`` answer, with ``MCP_AUTH=none`` and no token (the hello programs), and those of
+  a render answering ``auth=demo-header`` against the service served so; the Inspector's
+  lines (those of ``deploy/clients/inspector.sh``) run through ``npx``, which brings
+  Node.js 22 and the Inspector, after it has installed them once;
 - under oauth, the README's quick start as written: ``dev-token``, ``serve`` with the
   settings it printed, and the README's Inspector command sending the token;
 - three of these at a time (each waits on its own client more than it computes);
@@ -55,7 +59,6 @@ Needs ``npm ci`` done in this folder. Every failure is printed as
 import json
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
@@ -63,11 +66,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+import docs_snippets
+from docs_snippets import Mode
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -75,7 +81,8 @@ ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
 DEMO_TOKENS = "demo-token=demo-user"
 SUBJECT = "client-check-user"
 SNIPPET_URL = "http://localhost:8000/mcp"
-INSPECTOR = "npx @modelcontextprotocol/inspector "
+# The Inspector as the docs give it: npx brings Node.js 22 and the Inspector for the command.
+INSPECTOR = docs_snippets.INSPECTOR
 # How each client substitutes a variable in its setup: Claude Code ${VAR} (or
 # ${VAR:-default}), VS Code ${input:ID} (what the user typed), Cursor ${env:VAR}.
 SUBSTITUTIONS = {
@@ -382,82 +389,7 @@ def task_clients(store: str, url: str) -> None:
         script(f"ts tasks client ({flavour})", command, HERE, {"MCP_TS_CLIENT": flavour})
 
 
-def inspector(service: Path, url: str, client: dict[str, Any]) -> None:
-    """The CLI commands of deploy/clients/inspector.sh, run against ``url``; then whoami."""
-    token = client["token"] or ""
-
-    def cli(arguments: list[str]) -> Any:
-        result = run("mcp-inspector", *arguments, timeout=120)
-        if result.returncode != 0:
-            raise RuntimeError(f"exit {result.returncode}: {result.stderr.strip()[-500:]}")
-        return json.loads(result.stdout)
-
-    snippet = (service / "deploy" / "clients" / "inspector.sh").read_text()
-    commands = [
-        shlex.split(line.removeprefix(INSPECTOR).replace(SNIPPET_URL, url))
-        for line in snippet.splitlines()
-        if line.startswith(INSPECTOR + "--cli ")
-    ]
-    stdio = [command for command in commands if "--" in command]
-    commands = [command for command in commands if "--" not in command]
-    if not stdio:
-        report("inspector cli", "inspector.sh", "no command over stdio in it")
-    for command in stdio:  # the Inspector starts the service itself, in its folder
-        done = run("mcp-inspector", *command, cwd=service, timeout=120)
-        try:
-            answer = json.loads(done.stdout)
-            greeted = answer["structuredContent"] == {
-                "message": "Hello, Ada!",
-                "greeting": "Hello, Ada!",
-            }
-            problem = None if greeted else f"unexpected answer {answer!r}"
-        except (ValueError, KeyError, TypeError):
-            problem = f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-500:]}"
-        report("inspector cli", "hello: tools/call over stdio", problem)
-    # What a shell makes of "$MCP_TOKEN" with the token in MCP_TOKEN.
-    commands = [[part.replace("$MCP_TOKEN", token) for part in command] for command in commands]
-    listing = next((c for c in commands if c[c.index("--method") + 1] == "tools/list"), None)
-    calls = [c for c in commands if c[c.index("--method") + 1] == "tools/call"]
-    if listing is None or not calls:
-        report("inspector cli", "inspector.sh", "no tools/list or tools/call command in it")
-        return
-    whoami = [*listing[: listing.index("--method")], "--method", "tools/call"]
-    whoami += ["--tool-name", "whoami", *listing[listing.index("tools/list") + 1 :]]
-    checks = {
-        ("tools/list", "lists every tool with an outputSchema"): (
-            listing,
-            lambda answer: (
-                sorted(
-                    tool["name"]
-                    for tool in answer["tools"]
-                    if tool["outputSchema"]["type"] == "object"
-                )
-                == ["hello", "prepare_report", "whoami"]
-            ),
-        ),
-        ("hello", "tools/call"): (
-            calls[0],
-            lambda answer: (
-                answer["structuredContent"] == {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
-                and not answer["isError"]
-            ),
-        ),
-    }
-    if client["account"] is not None:
-        checks["whoami", "tools/call with the credential"] = (
-            whoami,
-            lambda answer: answer["structuredContent"]["account"] == client["account"],
-        )
-    for (tool, what), (arguments, accept) in checks.items():
-        try:
-            answer = cli(arguments)
-            problem = None if accept(answer) else f"unexpected answer {answer!r}"
-        except Exception as exc:  # the check reports any failure, whatever its kind
-            problem = f"{type(exc).__name__}: {exc}".replace(token or "\0", "<token>")
-        report("inspector cli", f"{tool}: {what}", problem)
-
-
-def readme_dev_token(service: Path, slug: str) -> None:
+def readme_dev_token(service: Path, slug: str, ready: "Future[None]") -> None:
     """The quick start of the service's README under oauth, as written: ``dev-token``,
     ``serve`` with the settings it printed, then the Inspector command the README shows,
     sending the token: whoami answers the token's subject, ``developer``."""
@@ -475,9 +407,10 @@ def readme_dev_token(service: Path, slug: str) -> None:
     if made.returncode != 0:
         report("readme quick start", token_line, made.stderr.strip()[-800:])
         return
+    ready.result()  # npx has the Inspector
     with served(service, slug, line=serve_line) as url:
-        script = "\n".join(client).replace(INSPECTOR, "mcp-inspector ").replace(SNIPPET_URL, url)
-        called = run("bash", "-e", "-c", script, cwd=service, timeout=120)
+        script = "\n".join(client).replace(SNIPPET_URL, url)  # as written: npx, Node.js 22
+        called = run("bash", "-e", "-c", script, cwd=service, timeout=180)
     try:
         answer = json.loads(called.stdout)
         account = answer["structuredContent"]["account"]
@@ -660,15 +593,73 @@ def long_calls(service: Path, slug: str) -> None:
         report("serve log", "wait_for_cancel: no reason to cancel logged", leaked)
 
 
+def docs_pages(service: Path) -> dict[str, Path]:
+    """docs/clients.md of the service, and of a render with ``auth=demo-header`` (the page
+    differs only in the credential its programs and lines send), by the page's ``auth``."""
+    auth = answered(service, "auth")
+    pages = {auth: service / "docs" / "clients.md"}
+    if auth != "demo-header":
+        folder = Path(tempfile.mkdtemp(prefix="demo-header-docs-"))
+        harness = HERE.parent / "tests" / "rendering.py"
+        done = run(sys.executable, str(harness), str(folder / "service"), '{"auth": "demo-header"}')
+        if done.returncode != 0:
+            sys.exit(f"the demo-header render failed:\n{done.stderr}")
+        pages["demo-header"] = folder / "service" / "docs" / "clients.md"
+    return pages
+
+
+def warm_up_npx(page: Path) -> None:
+    """Let npx install the Inspector (and Node.js 22) once, as the page's lines ask for it,
+    before those lines run side by side (each would install it again, into one folder)."""
+    [command] = {line.split(" mcp-inspector ")[0] for line in inspector_lines(page)}
+    done = run("bash", "-c", f"{command} mcp-inspector --help", timeout=300)
+    if done.returncode != 0:
+        report("inspector", "npx", f"exit {done.returncode}: {done.stderr.strip()[-800:]}")
+
+
+def inspector_lines(page: Path) -> list[str]:
+    """The Inspector's lines of a page."""
+    return [s.text for s in docs_snippets.snippets(page.read_text()) if s.kind == "inspector"]
+
+
+def docs_snippets_check(
+    page: Path,
+    service: Path,
+    mode: Mode,
+    only: str,
+    ready: "Future[None] | None" = None,
+) -> None:
+    """The programs (``only`` "programs") or the Inspector lines ("inspector") of a
+    docs/clients.md, run in ``mode`` (once ``ready`` is done); or only the hello programs
+    ("hello")."""
+    if ready is not None:
+        ready.result()
+    names = {
+        "programs": {name for name in docs_snippets.EXPECTED if "." in name},
+        "inspector": {name for name in docs_snippets.EXPECTED if "." not in name},
+        "hello": {"hello_sdk.py", "hello_fastmcp.py", "hello.mjs"},
+    }[only]
+    if mode.label != "oauth":
+        names -= {"web"}  # the web UI once is enough
+    for name, problem in docs_snippets.check(page, service, mode, names):
+        report(f"docs/clients.md ({mode.label})", name, problem)
+
+
 def main(service: Path, slug: str) -> int:
     auth = answered(service, "auth")
+    demo = any(service.glob("src/*/toolsets/credential_demo.py"))
+    pages = docs_pages(service)
+    warming = ThreadPoolExecutor(max_workers=1)
+    npx_warmed = warming.submit(warm_up_npx, pages[auth])
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
+    whoami = {"oauth": SUBJECT, "demo-header": "demo-user", "none": "Authentication is off"}
     with (
         credentials(service, auth, url) as (settings, client),
         served(service, slug, port, **settings),
         served(service, slug, MCP_AUTH="none") as open_url,
         served(service, slug, MCP_STATELESS="false", MCP_AUTH="none") as stateful_url,
+        served(service, slug, MCP_AUTH="demo-header", DEMO_TOKENS=DEMO_TOKENS) as demo_url,
     ):
         client["setups"] = setups(service, url, client)
         # The token travels to the clients in the environment, never on a command line.
@@ -676,9 +667,19 @@ def main(service: Path, slug: str) -> int:
         python = ["uv", "run", "--quiet", "python", str(HERE / "sdk_client.py"), url]
         adapters = [sys.executable, str(HERE / "langchain_client.py"), "adapters", url]
         langchain = [*LANGCHAIN_ENV, str(HERE / "langchain_client.py"), "langchain", url]
+        modes = {
+            auth: Mode(auth, url, client["token"], whoami[auth], demo),
+            "demo-header": Mode("demo-header", demo_url, "demo-token", "demo-user", demo),
+        }
+        unset = Mode("none", open_url, None, whoami["none"], demo)
+        # In the order the lanes take them: the longest first, those that wait for npx last.
         checks: list[Callable[[], None]] = [
             partial(conformance, open_url, stateful_url),
-            partial(inspector, service, url, client),
+            *(
+                partial(docs_snippets_check, pages[label], service, mode, "programs")
+                for label, mode in modes.items()
+            ),
+            partial(docs_snippets_check, pages[auth], service, unset, "hello"),
             *(
                 partial(
                     script,
@@ -693,11 +694,16 @@ def main(service: Path, slug: str) -> int:
             partial(script, "langchain-mcp-adapters client", adapters, HERE, secret),
             partial(script, "langchain.mcp client", langchain, HERE, secret),
         ]
+        checks += [
+            partial(docs_snippets_check, pages[label], service, mode, "inspector", npx_warmed)
+            for label, mode in modes.items()
+        ]
         if auth == "oauth":
-            checks.append(partial(readme_dev_token, service, slug))
+            checks.append(partial(readme_dev_token, service, slug, npx_warmed))
         with ThreadPoolExecutor(max_workers=3) as lanes:
             for done in [lanes.submit(check) for check in checks]:
                 done.result()
+    warming.shutdown()
     add_task_fixtures(service)
     with ThreadPoolExecutor(max_workers=2) as lanes:
         beside = lanes.submit(task_conformance, service, slug)

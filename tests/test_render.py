@@ -1,5 +1,6 @@
 """What ``copier copy`` writes: a complete service, with no Jinja left in it."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -195,3 +196,12 @@ def test_a_render_from_a_folder_says_how_to_record_the_templates_git_url(tmp_pat
     commit = read_answers(service)["_commit"]
     not_a_release = f"\nThe service records the template's commit {commit}, not a release:\n"
     assert (not_a_release in closing) is (re.fullmatch(r"v?\d+(\.\d+)+", str(commit)) is None)
+
+
+def test_the_docs_inspector_is_the_one_the_client_checks_install(rendered: Render) -> None:
+    """The Inspector release the service's docs run through npx is the one nox -s clients
+    pins (clients/package.json), so that the checks run the lines as the docs give them."""
+    pinned = json.loads((TEMPLATE / "clients" / "package.json").read_text())["dependencies"]
+    page = (rendered() / "docs" / "clients.md").read_text()
+    versions = set(re.findall(r"-p @modelcontextprotocol/inspector@(\S+) mcp-inspector ", page))
+    assert versions == {pinned["@modelcontextprotocol/inspector"]}

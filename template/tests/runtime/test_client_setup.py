@@ -40,7 +40,9 @@ TOKEN_FILES = ("claude-code-token.mcp.json", "vscode-token.mcp.json", "cursor-to
 JSON_FILES = ("claude-code.mcp.json", "vscode.mcp.json", "cursor.mcp.json")
 COMMAND_FILES = ("claude-code.sh", "inspector.sh")
 STDIO_FILES = ("claude-desktop.json",)
-INSPECTOR = ["npx", "@modelcontextprotocol/inspector"]
+# The Inspector, on the Node.js 22 it needs, whatever Node.js runs npx.
+INSPECTOR = ["npx", "-y", "-p", "node@22", "-p", "@modelcontextprotocol/inspector@2.12.0"]
+INSPECTOR += ["mcp-inspector"]
 
 HEADERS: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
 SERVER_NAME: dict[str, Any] = {"pattern": "^[a-zA-Z][a-zA-Z0-9_-]*$"}
