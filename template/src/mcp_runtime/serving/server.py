@@ -8,6 +8,7 @@ from typing_extensions import deprecated
 from mcp_runtime.auth.oauth import JwtVerifier
 from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
 from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
+from mcp_runtime.contract.result_size import streamed_size_warnings
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
 from mcp_runtime.contract.violations import ContractViolation
@@ -60,7 +61,9 @@ def build_server(
     ``settings`` are the environment's when None.
 
     Every tool goes through the gate: a tool the service defines but leaves out of its
-    toolset's ``TOOLS`` is named in a warning, and :class:`ContractError` lists every
+    toolset's ``TOOLS`` is named in a warning, as is a tool whose answer may stream a
+    result larger than a stream carries (:mod:`~mcp_runtime.contract.result_size`), and
+    :class:`ContractError` lists every
     violation of every tool, so a server whose tools break the contract never starts.
     How it is served over HTTP (its address, limits and security) is the app's:
     :func:`mcp_runtime.serving.http_app.build_app`.
@@ -84,6 +87,8 @@ def build_server(
     )
     state = state if state is not None else ServiceState(settings)
     tools = convert_toolsets(toolsets, violations=violations, policy=policy, state=state)
+    for warning in streamed_size_warnings(tools, settings.max_streamed_result_bytes):
+        logger.warning("%s", warning)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     task_tools = [tool for tool in tools if tool.task is not None]
     engine = None

@@ -19,10 +19,15 @@ from mcp_runtime import ToolError, ToolResult, report_progress, tool_metadata
 SECONDS_PER_SECTION = 1.0
 
 
+# A line of a report: bounded, as the report's lines are, so that its result always fits
+# in a streamed answer, which a client that asks for progress reads (docs/long-calls.md).
+Section = Annotated[str, Field(max_length=200)]
+
+
 class ReportResult(ToolResult):
     """A report on a topic, one line a section."""
 
-    sections: NotRequired[list[str]]
+    sections: NotRequired[Annotated[list[Section], Field(max_length=20)]]
 
 
 @tool_metadata(title="Prepare a report", read_only=True, open_world=False, task="optional")
