@@ -208,3 +208,50 @@ def test_no_module_of_the_runtime_today_is_renamed() -> None:
     text = "\n".join(f"from {name} import x; {name}.attribute" for name in sorted(modules))
     assert renamed(text) == text
     assert {f"mcp_runtime.{new}" for new in MOVED.values()} <= modules
+
+
+RELOCK = TEMPLATE / "hooks" / "relock.py"
+TEAM_LOCK = 'version = 1\n\n[[package]]\nname = "humanize"\nversion = "4.11.0"\n'
+
+
+def relock(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RELOCK), *arguments],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def test_the_teams_lock_and_environment_wait_out_the_update_and_come_back(tmp_path: Path) -> None:
+    """Set aside before the merge (where copier would delete them), back after it, in place
+    of anything the update wrote by their names."""
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
+    (tmp_path / "uv.lock").write_text(TEAM_LOCK)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    relock(tmp_path, "set-aside")
+    assert not (tmp_path / "uv.lock").exists()
+    assert not (tmp_path / ".venv").exists()
+    (tmp_path / "uv.lock").write_text("written by the update\n")
+    (tmp_path / ".venv").mkdir()
+    # Without a pyproject.toml's requirements to lock, the lock is left as it came back.
+    (tmp_path / "pyproject.toml").write_text("<<<<<<< before updating\n[project]\n")
+    done = relock(tmp_path, "restore", "True")
+    assert (tmp_path / "uv.lock").read_text() == TEAM_LOCK
+    assert (tmp_path / ".venv" / "pyvenv.cfg").read_text() == "home = /usr/bin\n"
+    assert not (tmp_path / ".git" / "copier-update-kept").exists()
+    assert done.stderr == (
+        "uv.lock: left as it was, since pyproject.toml has conflicts; once they are "
+        "resolved, `uv sync` brings the lock and the environment to it.\n"
+    )
+
+
+def test_a_service_without_a_lock_gets_none_when_tasks_are_skipped(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "svc"\nversion = "0.1.0"\n')
+    relock(tmp_path, "set-aside")
+    done = relock(tmp_path, "restore", "True")
+    assert (done.stdout, done.stderr) == ("", "")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".git", "pyproject.toml"]
