@@ -109,8 +109,7 @@ def summary(before: dict[str, str], after: dict[str, str]) -> str:
     shown = ", ".join(changes[:SHOWN])
     more = f", and {len(changes) - SHOWN} more" if len(changes) > SHOWN else ""
     return (
-        f"uv.lock: {shown}{more}, as the updated pyproject.toml requires; every other "
-        "pin is kept."
+        f"uv.lock: {shown}{more}, as the updated pyproject.toml requires; every other pin is kept."
     )
 
 
