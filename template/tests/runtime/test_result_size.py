@@ -145,6 +145,20 @@ def test_the_services_own_tools_fit_a_stream(caplog: pytest.LogCaptureFixture) -
         ({"type": "object", "additionalProperties": {"type": "integer"}}, None),
         ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, None),
         ({"$ref": "#/$defs/Flag", "$defs": {"Flag": {"type": "boolean"}}}, 5),
+        (  # a type that holds itself: any depth
+            {
+                "$ref": "#/$defs/Node",
+                "$defs": {
+                    "Node": {
+                        "type": "object",
+                        "properties": {
+                            "next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}
+                        },
+                    }
+                },
+            },
+            None,
+        ),
         ({}, None),
     ],
 )

@@ -40,28 +40,38 @@ QUOTES, BYTES_PER_CHARACTER = 2, 6
 ENVELOPE_BYTES = 1024
 
 
-def json_size_bound(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> int | None:
+def json_size_bound(
+    schema: Mapping[str, Any],
+    defs: Mapping[str, Any] | None = None,
+    within: frozenset[str] = frozenset(),
+) -> int | None:
     """The most bytes of JSON a value that ``schema`` accepts takes, or None when it sets
-    no bound; ``$ref`` is resolved in ``defs`` (the schema's own ``$defs`` when None)."""
+    no bound; ``$ref`` is resolved in ``defs`` (the schema's own ``$defs`` when None), and
+    one met again ``within`` itself (a recursive type) bounds nothing."""
     defs = schema.get("$defs", {}) if defs is None else defs
     if "$ref" in schema:
-        target = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1])
-        return None if target is None else json_size_bound(target, defs)
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        target = defs.get(name)
+        if target is None or name in within:
+            return None
+        return json_size_bound(target, defs, within | {name})
     if "const" in schema:
         return len(json.dumps(schema["const"]).encode())
     if "enum" in schema:
         return max((len(json.dumps(value).encode()) for value in schema["enum"]), default=4)
     arms = schema.get("anyOf") or schema.get("oneOf")
     if arms:
-        return _largest(json_size_bound(arm, defs) for arm in arms)
+        return _largest(json_size_bound(arm, defs, within) for arm in arms)
     kinds = schema.get("type")
     if kinds is None:
         return None  # any value
     kinds = kinds if isinstance(kinds, list) else [kinds]
-    return _largest(_bound_of_kind(kind, schema, defs) for kind in kinds)
+    return _largest(_bound_of_kind(kind, schema, defs, within) for kind in kinds)
 
 
-def _bound_of_kind(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> int | None:
+def _bound_of_kind(
+    kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any], within: frozenset[str]
+) -> int | None:
     if kind in ("integer", "number"):
         return NUMBER_BYTES
     if kind in ("boolean", "null"):
@@ -73,20 +83,22 @@ def _bound_of_kind(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any]
     if kind == "array":
         if "maxItems" not in schema:
             return None
-        item = json_size_bound(schema.get("items", {}), defs)
+        item = json_size_bound(schema.get("items", {}), defs, within)
         return None if item is None else 2 + int(schema["maxItems"]) * (item + SEPARATOR)
     if kind == "object":
         extra = schema.get("additionalProperties")
         if extra not in (None, False) or "patternProperties" in schema:
             return None  # keys of any name
-        return _properties_bound(schema.get("properties", {}), defs)
+        return _properties_bound(schema.get("properties", {}), defs, within)
     return None
 
 
-def _properties_bound(properties: Mapping[str, Any], defs: Mapping[str, Any]) -> int | None:
+def _properties_bound(
+    properties: Mapping[str, Any], defs: Mapping[str, Any], within: frozenset[str] = frozenset()
+) -> int | None:
     total = 2
     for key, value in properties.items():
-        bound = json_size_bound(value, defs)
+        bound = json_size_bound(value, defs, within)
         if bound is None:
             return None
         total += len(json.dumps(key).encode()) + 2 * SEPARATOR + bound
@@ -144,8 +156,11 @@ def streamed_size_warnings(tools: Iterable[Any], limit: int) -> list[str]:
     for served in tools:
         if served.task == "required" or not served.output_schema:
             continue
-        keys = unbounded_data_keys(served.output_schema, limit)
-        if not keys or not reports_progress(served.caller.tool):
+        try:
+            keys = unbounded_data_keys(served.output_schema, limit)
+            if not keys or not reports_progress(served.caller.tool):
+                continue
+        except Exception:  # advice only: a schema it cannot read never stops a start
             continue
         named = ", ".join(f"`{key}`" for key in keys)
         warnings.append(
