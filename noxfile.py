@@ -40,7 +40,7 @@ from tests.rendering import (  # noqa: E402
     runtime_tests_except,
     service_environment,
 )
-from tests.sessions import PROVES, proves  # noqa: E402
+from tests.sessions import DEFAULT, PROVES, SIDE_BY_SIDE, proves  # noqa: E402
 
 HARNESS = ROOT / "tests" / "rendering.py"
 RENDERS = Path(tempfile.gettempdir()) / "mcp-service-renders"
@@ -52,7 +52,7 @@ CLASHING_TOOLSET = "serving"
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
-nox.options.sessions = list(PROVES)
+nox.options.sessions = DEFAULT
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 # The sessions' own tools write their bytecode once too (see RECOMPILING_ENVIRONMENT).
 for variable in RECOMPILING_ENVIRONMENT:
@@ -61,6 +61,8 @@ for variable in RECOMPILING_ENVIRONMENT:
 
 # What each session proved, and how long it took: printed as a table at the end of the run.
 RECORDS: list[tuple[str, float, str, str]] = []
+# Where a nox process that ``served`` started writes its records, for the table of the run.
+RECORDS_FILE = "MCP_TEMPLATE_NOX_RECORDS"
 
 
 def recorded(function: Callable[..., None]) -> Callable[..., None]:
@@ -79,7 +81,11 @@ def recorded(function: Callable[..., None]) -> Callable[..., None]:
             outcome = "ok"
         finally:
             line = plain(proves(function.__name__, **parameters))
-            RECORDS.append((session.name, time.monotonic() - start, outcome, line))
+            record = (session.name, time.monotonic() - start, outcome, line)
+            RECORDS.append(record)
+            if os.environ.get(RECORDS_FILE):  # a session run beside another (``served``)
+                with open(os.environ[RECORDS_FILE], "a") as records:
+                    records.write(json.dumps(record) + "\n")
 
     session_function.__doc__ = f"{textwrap.shorten(said, 80, placeholder=' ...')}\n\n{said}"
     return session_function
@@ -99,7 +105,8 @@ def print_table() -> None:
     lines = ["", f"{'session'.ljust(width)}   time  outcome  proves"]
     for name, seconds, outcome, said in RECORDS:
         lines.append(f"{name.ljust(width)} {seconds:5.0f}s  {outcome:<7}  {said}")
-    total = sum(seconds for _, seconds, *_ in RECORDS)
+    # The sessions run beside each other (indented: inside ``served``) are in its time.
+    total = sum(seconds for name, seconds, *_ in RECORDS if not name.startswith(" "))
     lines.append(f"{'all sessions'.ljust(width)} {total:5.0f}s")
     print("\n".join(lines), file=sys.stderr, flush=True)
 
@@ -244,6 +251,41 @@ def clients(session: nox.Session) -> None:
         session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
     check = str(ROOT / "clients" / "check_service.py")
     in_service(session, "python", check, str(folder), recorded_answers["project_slug"])
+
+
+@nox.session(venv_backend="none")
+@recorded
+def served(session: nox.Session) -> None:
+    # Each of SIDE_BY_SIDE in a nox process of its own, at once: their logs follow, one
+    # after the other, and their rows join the table of this run.
+    records = Path(tempfile.mkdtemp(prefix="nox-records-")) / "records.jsonl"
+    environment = {**os.environ, RECORDS_FILE: str(records)}
+    RENDERS.mkdir(parents=True, exist_ok=True)
+    running = {}
+    failed = []
+    try:
+        for name in SIDE_BY_SIDE:
+            log = (RENDERS / f"{name}.log").open("w")
+            command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", name]
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=environment
+            )
+            running[name] = (process, log)
+        for name, (process, log) in running.items():
+            if process.wait() != 0:
+                failed.append(name)
+            log.close()
+            session.log(f"served: the log of `nox -s {name}`:")
+            print(Path(log.name).read_text(), flush=True)
+    finally:  # interrupted: the processes stop too
+        for process, _ in running.values():
+            if process.poll() is None:
+                process.terminate()
+    if records.is_file():
+        for line in records.read_text().splitlines():
+            name, seconds, outcome, said = json.loads(line)
+            RECORDS.append((f"  {name}", seconds, outcome, said))
+    expect(session, [f"`nox -s {name}` failed (its log is above)" for name in failed])
 
 
 @nox.session

@@ -91,6 +91,12 @@ PROVES = {
         "and the 1.x SDK's experimental tasks: the example `prepare_report` as a task (its "
         "progress the status message, its typed result), a `ToolError`, a cancel"
     ),
+    # Run by default in place of the two it runs side by side (DEFAULT below).
+    "served": (
+        "`clients` and `hostile` side by side, each in a nox process of its own, in the "
+        "time of the longer: both wait on their servers and clients more than they compute; "
+        "each is a row of the table, and `nox -s clients` or `nox -s hostile` runs one alone"
+    ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "
         "answer per call, and one per request with an id (both eras), masking with an error "
@@ -100,6 +106,12 @@ PROVES = {
         "body, a hung thread at the task timeout, a cancel that stays"
     ),
 }
+
+
+# The sessions of a plain `nox`, in order: `served` runs `clients` and `hostile` beside
+# each other (SIDE_BY_SIDE).
+SIDE_BY_SIDE = ("clients", "hostile")
+DEFAULT = [session for session in PROVES if session not in SIDE_BY_SIDE]
 
 
 def describe(cell: Cell) -> str:
