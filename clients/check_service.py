@@ -59,6 +59,7 @@ Needs ``npm ci`` done in this folder. Every failure is printed as
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -599,12 +600,13 @@ def docs_pages(service: Path) -> dict[str, Path]:
     auth = answered(service, "auth")
     pages = {auth: service / "docs" / "clients.md"}
     if auth != "demo-header":
-        folder = Path(tempfile.mkdtemp(prefix="demo-header-docs-"))
+        folder = service.parent / f"{service.name}-demo-header"
+        shutil.rmtree(folder, ignore_errors=True)
         harness = HERE.parent / "tests" / "rendering.py"
-        done = run(sys.executable, str(harness), str(folder / "service"), '{"auth": "demo-header"}')
+        done = run(sys.executable, str(harness), str(folder), '{"auth": "demo-header"}')
         if done.returncode != 0:
             sys.exit(f"the demo-header render failed:\n{done.stderr}")
-        pages["demo-header"] = folder / "service" / "docs" / "clients.md"
+        pages["demo-header"] = folder / "docs" / "clients.md"
     return pages
 
 
@@ -629,18 +631,18 @@ def docs_snippets_check(
     only: str,
     ready: "Future[None] | None" = None,
 ) -> None:
-    """The programs (``only`` "programs") or the Inspector lines ("inspector") of a
-    docs/clients.md, run in ``mode`` (once ``ready`` is done); or only the hello programs
-    ("hello")."""
+    """The programs (``only`` "programs") or the Inspector lines ("inspector", and "web"
+    with the web UI) of a docs/clients.md, run in ``mode`` (once ``ready`` is done); or
+    only the hello programs ("hello")."""
     if ready is not None:
         ready.result()
+    inspector = {name for name in docs_snippets.EXPECTED if "." not in name}
     names = {
         "programs": {name for name in docs_snippets.EXPECTED if "." in name},
-        "inspector": {name for name in docs_snippets.EXPECTED if "." not in name},
+        "inspector": inspector - {"web"},  # the web UI once is enough
+        "web": inspector,
         "hello": {"hello_sdk.py", "hello_fastmcp.py", "hello.mjs"},
     }[only]
-    if mode.label != "oauth":
-        names -= {"web"}  # the web UI once is enough
     for name, problem in docs_snippets.check(page, service, mode, names):
         report(f"docs/clients.md ({mode.label})", name, problem)
 
@@ -695,7 +697,14 @@ def main(service: Path, slug: str) -> int:
             partial(script, "langchain.mcp client", langchain, HERE, secret),
         ]
         checks += [
-            partial(docs_snippets_check, pages[label], service, mode, "inspector", npx_warmed)
+            partial(
+                docs_snippets_check,
+                pages[label],
+                service,
+                mode,
+                "web" if label == auth else "inspector",
+                npx_warmed,
+            )
             for label, mode in modes.items()
         ]
         if auth == "oauth":
