@@ -51,7 +51,10 @@ def set_aside(folder: Path) -> None:
     place = aside(folder)
     if place is None:
         return
-    shutil.rmtree(place, ignore_errors=True)  # what a failed update left
+    for name in KEPT:  # what an interrupted update left aside, and the tree lacks: back
+        if (place / name).exists() and not (folder / name).exists():
+            (place / name).rename(folder / name)
+    shutil.rmtree(place, ignore_errors=True)
     place.mkdir(parents=True)
     for name in KEPT:
         if (folder / name).exists():

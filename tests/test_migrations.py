@@ -255,3 +255,13 @@ def test_a_service_without_a_lock_gets_none_when_tasks_are_skipped(tmp_path: Pat
     done = relock(tmp_path, "restore", "True")
     assert (done.stdout, done.stderr) == ("", "")
     assert sorted(path.name for path in tmp_path.iterdir()) == [".git", "pyproject.toml"]
+
+
+def test_what_an_interrupted_update_left_aside_comes_back_first(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
+    left = tmp_path / ".git" / "copier-update-kept"
+    left.mkdir()
+    (left / "uv.lock").write_text(TEAM_LOCK)
+    relock(tmp_path, "set-aside")
+    relock(tmp_path, "restore", "True")
+    assert (tmp_path / "uv.lock").read_text() == TEAM_LOCK
