@@ -261,18 +261,75 @@ def test_result_description_change_is_compatible() -> None:
 
 
 def test_any_other_change_is_named_never_a_match() -> None:
-    """A difference no rule classifies is still reported: the contract matches the snapshot
-    only when every recorded field does."""
-    after = entry(arguments={"name": {**STRING, "pattern": "^[a-z]+$"}})
-    assert one(entry(), after) == (
-        False,
+    """A difference no rule classifies is still reported, beside the tool's other changes:
+    the contract matches the snapshot only when every recorded field does."""
+    defined = {"$defs": {"Unit": {"type": "string"}}}
+    after = entry(description="Find a thing.")
+    after["inputSchema"] = {**after["inputSchema"], **defined}
+    assert [str(d) for d in compare(contract(entry()), contract(after))] == [
+        'lookup: description: description changed (before: "Look a thing up."; after: '
+        '"Find a thing.")',
         "lookup: another detail of its schemas changed (such as a pattern, a format, a bound "
         "or a definition): check that its clients still fit it (before: as recorded; after: "
         "as served)",
-    )
+    ]
     assert report(compare(contract(entry()), contract(after)), "W").startswith(
-        "Compatible changes (1): existing clients keep working\n  - lookup: another detail"
+        "Compatible changes (2): existing clients keep working\n  - lookup: description"
     )
+
+
+def test_tighter_argument_bounds_break_and_looser_ones_do_not() -> None:
+    bounded = entry(arguments={"name": {**STRING, "maxLength": 10}})
+    assert one(entry(), bounded) == (
+        True,
+        "lookup: argument name: argument bounds narrowed or changed: a call within the old "
+        "bounds may be refused (before: no bound; after: maxLength 10)",
+    )
+    assert one(bounded, entry(arguments={"name": {**STRING, "maxLength": 20}}))[0] is False
+    patterned = entry(arguments={"name": {**STRING, "pattern": "^[a-z]+$"}})
+    assert one(entry(), patterned)[0] is True
+    assert one(patterned, entry()) == (
+        False,
+        'lookup: argument name: argument bounds widened (before: pattern "^[a-z]+$"; after: '
+        "no bound)",
+    )
+
+
+def test_narrower_result_bounds_keep_clients_and_wider_ones_may_not() -> None:
+    """A bound added to a result key (as `Field(max_length=...)` adds) is compatible."""
+    lines = {"type": "array", "items": {"type": "string"}}
+    bounded = {**lines, "maxItems": 20, "items": {"type": "string", "maxLength": 200}}
+    before, after = entry(result=with_key("lines", lines)), entry(result=with_key("lines", bounded))
+    assert one(before, after) == (
+        False,
+        "lookup: result key lines: result key bounds narrowed: its values stay within what "
+        "clients got (before: no bound; after: items.maxLength 200, maxItems 20)",
+    )
+    assert one(after, before)[0] is True
+
+
+def test_a_tuples_items_keep_their_order() -> None:
+    pair = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}
+    swapped = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
+    [changed] = compare(
+        contract(entry(result=with_key("pair", pair))),
+        contract(entry(result=with_key("pair", swapped))),
+    )
+    assert (changed.path, changed.change, changed.breaking) == (
+        "result key pair",
+        "result key type changed",
+        True,
+    )
+
+
+def test_examples_and_defaults_are_wording_not_types() -> None:
+    listed = {"type": "array", "items": {"type": "string"}}
+    before = entry(arguments={"name": {**listed, "default": []}})
+    after = entry(arguments={"name": {**listed, "default": ["a"], "examples": [["b"]]}})
+    assert [(d.change, d.breaking) for d in compare(contract(before), contract(after))] == [
+        ("argument examples changed", False),
+        ("argument default changed", False),
+    ]
 
 
 def test_report_groups_breaking_first_and_says_how_to_record() -> None:

@@ -7,20 +7,22 @@ kept in ``contract/tools.json`` (sorted, so that a diff reads well). :func:`comp
 classifies each difference between the committed snapshot and the live service:
 
 - breaking: a tool removed (or renamed); an argument removed, added as required,
-  made required, or its type narrowed or changed; a result key removed or its
-  type changed; the ToolError arm removed; a tool turned destructive
-  (``readOnlyHint`` true to false, or ``destructiveHint`` false to true), not
-  idempotent (``idempotentHint`` true to false) or open-world (``openWorldHint``
-  false to true); a scope newly required; a task tool made a plain one, or a tool
-  that may run as a task made one that must (``execution.taskSupport``: optional to
-  required, or no longer optional or required);
-- compatible: a new tool; a new optional argument; a widened argument type; a new
-  result key (``NotRequired``); a ToolError arm added; a description, title or
-  ``_meta`` changed; an argument's or result key's description, title or examples, or
-  an argument's default, changed; the reverse of each breaking hint change; a scope
-  dropped; a plain tool that may now run as a task, or a task tool no longer required
-  to; and any other difference, named as such (the contract matches its snapshot only
-  when every field does).
+  made required, or its type or its bounds (``maxLength``, ``pattern``, ...) narrowed
+  or changed; a result key removed, its type changed, or its bounds widened or
+  changed; the ToolError arm removed; a tool turned destructive (``readOnlyHint`` true
+  to false, or ``destructiveHint`` false to true), not idempotent (``idempotentHint``
+  true to false) or open-world (``openWorldHint`` false to true); a scope newly
+  required; a task tool made a plain one, or a tool that may run as a task made one
+  that must (``execution.taskSupport``: optional to required, or no longer optional or
+  required);
+- compatible: a new tool; a new optional argument; a widened argument type, or its
+  bounds widened; a new result key (``NotRequired``), or a result key's bounds
+  narrowed; a ToolError arm added; a description, title or ``_meta`` changed; an
+  argument's or result key's description, title or examples, or an argument's
+  default, changed; the reverse of each breaking hint change; a scope dropped; a plain
+  tool that may now run as a task, or a task tool no longer required to; and any other
+  difference of a schema, named as such (the contract matches its snapshot only when
+  every field does).
 
 A snapshot recorded before tools had metadata has no title, annotations, ``_meta``
 or scopes: it is read as what clients saw then (no title, no ``_meta``, no scope,
@@ -51,7 +53,29 @@ __all__ = [
 ]
 
 SNAPSHOT = Path("contract") / "tools.json"
-IGNORED = {"description", "title"}
+# What only describes a schema to a reader: reported as wording, never as a type change.
+IGNORED = {"description", "title", "examples", "default"}
+# What bounds the values of a type without changing it: compared on their own.
+BOUNDS = {
+    "maxLength",
+    "minLength",
+    "maxItems",
+    "minItems",
+    "maxProperties",
+    "minProperties",
+    "maximum",
+    "minimum",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "multipleOf",
+    "pattern",
+    "format",
+    "uniqueItems",
+}
+# Lists whose order is part of what they say (a tuple's items); every other list is a set.
+ORDERED_LISTS = {"prefixItems"}
+# Top-level fields of an entry that the rules compare by themselves.
+ENTRY_METADATA = {"title", "description", "annotations", "scopes", "execution", "_meta"}
 # What a client assumes of a hint a tool does not serve (the MCP specification's defaults).
 HINT_DEFAULTS = {
     "readOnlyHint": False,
@@ -173,9 +197,10 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
             )
         of_tool += _arguments(name, was.get("inputSchema") or {}, now.get("inputSchema") or {})
         of_tool += _results(name, was.get("outputSchema") or {}, now.get("outputSchema") or {})
+        structural = [d for d in of_tool if d.change not in WORDING_CHANGES]
         of_tool += _metadata(name, was, now)
         of_tool += _wording(name, was, now)
-        if not of_tool and _entry_text(was) != _entry_text(now):
+        if not structural and _residue(was) != _residue(now):
             of_tool.append(compatible(name, "", OTHER_DETAILS, "as recorded", "as served"))
         found += of_tool
     return found
@@ -244,19 +269,20 @@ def _shown_value(value: object) -> str:
     return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
-def _entry_text(entry: dict[str, Any]) -> str:
-    """A contract entry as JSON, to tell whether two entries differ at all: keys and lists
-    in order, and a field that is empty (or absent from an older snapshot) left out."""
+def _residue(entry: dict[str, Any]) -> str:
+    """What of a contract entry no rule compares, as JSON: its schemas without their wording
+    and bounds, and without the fields the rules compare by themselves (a field empty, or
+    absent from an older snapshot, is the same)."""
+    kept = {
+        key: value
+        for key, value in entry.items()
+        if key not in ENTRY_METADATA and value not in (None, {}, [])
+    }
+    return json.dumps(_canonical(kept, dropped=IGNORED | BOUNDS), sort_keys=True)
 
-    def ordered(value: Any) -> Any:
-        if isinstance(value, list):
-            return sorted((ordered(item) for item in value), key=json.dumps)
-        if isinstance(value, dict):
-            return {key: ordered(item) for key, item in sorted(value.items())}
-        return value
 
-    kept = {key: value for key, value in entry.items() if value not in (None, {}, [])}
-    return json.dumps(ordered(kept))
+# The tool's own wording, compared before the rules of its schemas: no change of shape.
+WORDING_CHANGES = {"description changed"}
 
 
 # What a change of ``execution.taskSupport`` does to a client: (before, after) -> meaning,
@@ -366,6 +392,7 @@ def _arguments(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Diff
             found.append(compatible(tool, path, "argument made optional", "required", "optional"))
         before, after = _accepted(old[name]), _accepted(new[name])
         if before == after:
+            found += _argument_bounds(tool, path, old[name], new[name])
             continue
         if before < after:
             found.append(
@@ -416,7 +443,43 @@ def _results(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Differ
                     _shown(new_keys[key]),
                 )
             )
+            continue
+        before, after = _bounds(old_keys[key]), _bounds(new_keys[key])
+        if before != after:
+            tighter = _bounds_moved(before, after) == "tighter"
+            change = (
+                "result key bounds narrowed: its values stay within what clients got"
+                if tighter
+                else "result key bounds widened or changed: a client that relies on them may break"
+            )
+            found.append(
+                Difference(
+                    tool,
+                    f"result key {key}",
+                    change,
+                    _shown_bounds(before),
+                    _shown_bounds(after),
+                    breaking=not tighter,
+                )
+            )
     return found
+
+
+def _argument_bounds(
+    tool: str, path: str, was: dict[str, Any], now: dict[str, Any]
+) -> list[Difference]:
+    """The difference of an argument's bounds, if any: looser admits every call it did."""
+    before, after = _bounds(was), _bounds(now)
+    if before == after:
+        return []
+    looser = _bounds_moved(before, after) == "looser"
+    change = (
+        "argument bounds widened"
+        if looser
+        else "argument bounds narrowed or changed: a call within the old bounds may be refused"
+    )
+    shown = _shown_bounds(before), _shown_bounds(after)
+    return [Difference(tool, path, change, *shown, breaking=not looser)]
 
 
 def _arms(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -428,14 +491,66 @@ def _arms(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return result, any(arm.get("title") == "ToolError" for arm in arms)
 
 
-def _canonical(schema: Any) -> Any:
-    """``schema`` without titles and descriptions, with ``required`` and unions sorted."""
+def _canonical(schema: Any, dropped: frozenset[str] | set[str] = IGNORED | BOUNDS) -> Any:
+    """``schema``'s shape: without the keys ``dropped`` (its wording and bounds), with
+    ``required``, unions and every other list but a tuple's items sorted."""
     if isinstance(schema, list):
-        items = [_canonical(item) for item in schema]
+        items = [_canonical(item, dropped) for item in schema]
         return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if not isinstance(schema, dict):
         return schema
-    return {key: _canonical(value) for key, value in schema.items() if key not in IGNORED}
+    return {
+        key: [_canonical(item, dropped) for item in value]
+        if key in ORDERED_LISTS and isinstance(value, list)
+        else _canonical(value, dropped)
+        for key, value in schema.items()
+        if key not in dropped
+    }
+
+
+def _bounds(schema: Any, path: str = "") -> dict[str, Any]:
+    """Each bound of ``schema``, by where it is (``maxItems``, ``items.maxLength``, ...)."""
+    found: dict[str, Any] = {}
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            found |= _bounds(item, f"{path}{index}.")
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in BOUNDS:
+                found[f"{path}{key}"] = value
+            elif key not in IGNORED:
+                found |= _bounds(value, f"{path}{key}.")
+    return found
+
+
+def _bounds_moved(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Whether bounds went ``looser`` (every change admits more values), ``tighter`` (every
+    change admits fewer), or ``changed`` (a pattern or format changed, or both ways)."""
+    ways = set()
+    for path in before.keys() | after.keys():
+        was, now = before.get(path), after.get(path)
+        if was == now:
+            continue
+        keyword = path.rsplit(".", 1)[-1]
+        numeric = isinstance(was, int | float) and isinstance(now, int | float)
+        if keyword.startswith(("max", "exclusiveMax")) and (now is None or numeric):
+            ways.add("looser" if now is None or now > was else "tighter")
+        elif keyword.startswith(("min", "exclusiveMin")) and (now is None or numeric):
+            ways.add("looser" if now is None or now < was else "tighter")
+        elif now is None:
+            ways.add("looser")  # a pattern, format or multiple dropped
+        elif was is None:
+            ways.add("tighter")
+        else:
+            ways.add("changed")
+    return ways.pop() if len(ways) == 1 else "changed"
+
+
+def _shown_bounds(bounds: dict[str, Any]) -> str:
+    """Bounds in a reviewer's words."""
+    if not bounds:
+        return "no bound"
+    return _clip(", ".join(f"{path} {json.dumps(value)}" for path, value in sorted(bounds.items())))
 
 
 def _accepted(schema: dict[str, Any]) -> frozenset[str]:
@@ -454,7 +569,7 @@ def _accepted(schema: dict[str, Any]) -> frozenset[str]:
     accepted: set[str] = set()
     for kind in kinds:
         if kind in ("array", "object"):
-            rest = {k: v for k, v in schema.items() if k not in IGNORED | {"type"}}
+            rest = {k: v for k, v in schema.items() if k not in IGNORED | BOUNDS | {"type"}}
             accepted.add(f"{kind}:{json.dumps(_canonical(rest), sort_keys=True)}")
         elif kind == "number":
             accepted |= {"number", "integer"}
