@@ -9,14 +9,17 @@ had and its render of the new one has not: a release whose task ran ``uv sync`` 
 lock and an environment in that render, so Copier would delete the team's. So:
 
 - ``python relock.py set-aside``, before the merge (a ``before`` migration), moves the
-  service's ``uv.lock`` and ``.venv`` into its git directory, out of Copier's reach;
-- ``python relock.py restore SKIP_TASKS``, after it (an ``after`` migration), moves them
-  back, then runs ``uv sync`` (``uv lock`` when ``SKIP_TASKS`` is ``True``: the update
-  was told to install nothing). uv keeps every version the lock holds that the merged
-  ``pyproject.toml`` still allows, so the lock moves only where the update's own changes
-  to ``pyproject.toml`` require it. It locks nothing when ``pyproject.toml`` holds
-  conflict markers (it cannot be read until they are resolved), when uv is missing, or
-  under ``--skip-tasks`` when the service has no lock: each is said, with what to run.
+  service's ``uv.lock`` and ``.venv`` into ``.copier-update-kept/``, a folder of the
+  service that no render has, out of Copier's reach (the ``.venv`` stays where it is
+  when Copier itself runs from it), and says so;
+- ``python relock.py restore SKIP_TASKS``, after it (the first ``after`` migration),
+  moves them back, then runs ``uv sync`` (``uv lock`` when ``SKIP_TASKS`` is ``True``:
+  the update was told to install nothing). uv keeps every version the lock holds that
+  the merged ``pyproject.toml`` still allows, so the lock moves only where the update's
+  own changes to ``pyproject.toml`` require it. It locks nothing when ``pyproject.toml``
+  holds conflict markers (it cannot be read until they are resolved), when uv is
+  missing, or under ``--skip-tasks`` when the service has no lock: each is said, with
+  what to run. What an interrupted update left aside comes back at the next set-aside.
 
 It prints what moved in the lock, and never fails the update.
 """
@@ -29,42 +32,47 @@ import tomllib
 from pathlib import Path
 
 KEPT = ("uv.lock", ".venv")  # what a team's uv writes, and no template renders
-ASIDE = "copier-update-kept"  # their place in the git directory during an update
+ASIDE = ".copier-update-kept"  # where they wait during an update
 MARKER = re.compile(r"^(<<<<<<<|>>>>>>>)( |$)", re.MULTILINE)
 SHOWN = 8  # the packages a change names before it says "and N more"
 
 
-def aside(folder: Path) -> Path | None:
-    """Where ``folder``'s kept files wait during an update: in its git directory."""
-    found = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return Path(found.stdout.strip()) / ASIDE if found.returncode == 0 else None
+def kept(folder: Path) -> list[str]:
+    """What of KEPT to set aside: not the environment Copier itself runs from."""
+    running = Path(sys.prefix).resolve()
+    chosen = []
+    for name in KEPT:
+        path = (folder / name).resolve()
+        if path != running and path not in running.parents:
+            chosen.append(name)
+    return chosen
 
 
 def set_aside(folder: Path) -> None:
-    """Move the service's lock and environment out of the work tree."""
-    place = aside(folder)
-    if place is None:
+    """Move the service's lock and environment out of Copier's reach, and say so."""
+    place = folder / ASIDE
+    if place.is_dir():  # what an interrupted update left aside, and the tree lacks: back
+        for name in KEPT:
+            if (place / name).exists() and not (folder / name).exists():
+                (place / name).rename(folder / name)
+        shutil.rmtree(place)
+    moved = [name for name in kept(folder) if (folder / name).exists()]
+    if not moved:
         return
-    for name in KEPT:  # what an interrupted update left aside, and the tree lacks: back
-        if (place / name).exists() and not (folder / name).exists():
-            (place / name).rename(folder / name)
-    shutil.rmtree(place, ignore_errors=True)
-    place.mkdir(parents=True)
-    for name in KEPT:
-        if (folder / name).exists():
-            (folder / name).rename(place / name)
+    place.mkdir()
+    for name in moved:
+        (folder / name).rename(place / name)
+    print(
+        f"{' and '.join(moved)}: set aside in {ASIDE}/ while the update merges, back at its "
+        "end (should it stop before, the next update brings them back)",
+        file=sys.stderr,
+    )
 
 
 def restore(folder: Path) -> None:
     """Move them back, in place of anything the update wrote by their names."""
-    place = aside(folder)
-    if place is None or not place.is_dir():
+    place = folder / ASIDE
+    if not place.is_dir():
         return
     for name in KEPT:
         if (place / name).exists():

@@ -183,7 +183,6 @@ def test_a_service_on_the_parts_already_is_left_alone(tmp_path: Path) -> None:
     team = tmp_path / "tests/test_team.py"
     team.parent.mkdir()
     team.write_text("from mcp_runtime.serving import cli\nfrom mcp_runtime.auth import oauth\n")
-    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
     assert runtime_parts(tmp_path).stderr == ""
     assert (
         team.read_text()
@@ -214,9 +213,11 @@ RELOCK = TEMPLATE / "hooks" / "relock.py"
 TEAM_LOCK = 'version = 1\n\n[[package]]\nname = "humanize"\nversion = "4.11.0"\n'
 
 
-def relock(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+def relock(
+    folder: Path, *arguments: str, python: str = sys.executable
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(RELOCK), *arguments],
+        [python, str(RELOCK), *arguments],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -227,11 +228,14 @@ def relock(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
 def test_the_teams_lock_and_environment_wait_out_the_update_and_come_back(tmp_path: Path) -> None:
     """Set aside before the merge (where copier would delete them), back after it, in place
     of anything the update wrote by their names."""
-    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
     (tmp_path / "uv.lock").write_text(TEAM_LOCK)
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    relock(tmp_path, "set-aside")
+    said = relock(tmp_path, "set-aside").stderr
+    assert said == (
+        "uv.lock and .venv: set aside in .copier-update-kept/ while the update merges, back "
+        "at its end (should it stop before, the next update brings them back)\n"
+    )
     assert not (tmp_path / "uv.lock").exists()
     assert not (tmp_path / ".venv").exists()
     (tmp_path / "uv.lock").write_text("written by the update\n")
@@ -241,7 +245,7 @@ def test_the_teams_lock_and_environment_wait_out_the_update_and_come_back(tmp_pa
     done = relock(tmp_path, "restore", "True")
     assert (tmp_path / "uv.lock").read_text() == TEAM_LOCK
     assert (tmp_path / ".venv" / "pyvenv.cfg").read_text() == "home = /usr/bin\n"
-    assert not (tmp_path / ".git" / "copier-update-kept").exists()
+    assert not (tmp_path / ".copier-update-kept").exists()
     assert done.stderr == (
         "uv.lock: left as it was, since pyproject.toml has conflicts; once they are "
         "resolved, `uv sync` brings the lock and the environment to it.\n"
@@ -249,19 +253,29 @@ def test_the_teams_lock_and_environment_wait_out_the_update_and_come_back(tmp_pa
 
 
 def test_a_service_without_a_lock_gets_none_when_tasks_are_skipped(tmp_path: Path) -> None:
-    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "svc"\nversion = "0.1.0"\n')
     relock(tmp_path, "set-aside")
     done = relock(tmp_path, "restore", "True")
     assert (done.stdout, done.stderr) == ("", "")
-    assert sorted(path.name for path in tmp_path.iterdir()) == [".git", "pyproject.toml"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pyproject.toml"]
 
 
 def test_what_an_interrupted_update_left_aside_comes_back_first(tmp_path: Path) -> None:
-    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
-    left = tmp_path / ".git" / "copier-update-kept"
+    left = tmp_path / ".copier-update-kept"
     left.mkdir()
     (left / "uv.lock").write_text(TEAM_LOCK)
     relock(tmp_path, "set-aside")
     relock(tmp_path, "restore", "True")
     assert (tmp_path / "uv.lock").read_text() == TEAM_LOCK
+
+
+def test_the_environment_copier_runs_from_stays_in_place(tmp_path: Path) -> None:
+    """`uv run copier update` in the service: its Python is in .venv, which must stay."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", ".venv"], cwd=tmp_path, check=True
+    )
+    (tmp_path / "uv.lock").write_text(TEAM_LOCK)
+    said = relock(tmp_path, "set-aside", python=str(tmp_path / ".venv" / "bin" / "python")).stderr
+    assert said.startswith("uv.lock: set aside in .copier-update-kept/ while the update merges")
+    assert (tmp_path / ".venv" / "pyvenv.cfg").is_file()
+    assert (tmp_path / ".copier-update-kept" / "uv.lock").read_text() == TEAM_LOCK
