@@ -205,3 +205,25 @@ def test_the_docs_inspector_is_the_one_the_client_checks_install(rendered: Rende
     page = (rendered() / "docs" / "clients.md").read_text()
     versions = set(re.findall(r"-p @modelcontextprotocol/inspector@(\S+) mcp-inspector ", page))
     assert versions == {pinned["@modelcontextprotocol/inspector"]}
+
+
+def test_a_render_from_a_folder_outside_git_speaks_of_no_commit(tmp_path: Path) -> None:
+    """A template that is not a git repository records no commit: the closing message says
+    nothing of one (and still says how to record the template's git URL)."""
+    plain = tmp_path / "template"
+    plain.mkdir()
+    kept = ("copier.yml", "template", "includes", "hooks")
+    for name in kept:
+        source = TEMPLATE / name
+        if source.is_dir():
+            shutil.copytree(source, plain / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, plain / name)
+    command = [sys.executable, "-m", "copier", "copy", "--defaults", "--skip-tasks"]
+    done = subprocess.run(
+        [*command, str(plain), str(tmp_path / "service")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "_commit" not in read_answers(tmp_path / "service")
+    assert "records the template's commit" not in done.stderr
+    assert f"a folder on this machine, {plain}:" in done.stderr
