@@ -27,7 +27,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-__all__ = ["json_size_bound", "reports_progress", "streamed_size_warnings"]
+__all__ = ["json_size_bound", "oversized_data", "reports_progress", "streamed_size_warnings"]
 
 # Bytes of JSON for what a schema bounds by its kind alone.
 NUMBER_BYTES = 32
@@ -81,16 +81,36 @@ def _bound_of_kind(
             return QUOTES + BYTES_PER_CHARACTER * int(schema["maxLength"])
         return BOUNDED_FORMATS.get(str(schema.get("format")))
     if kind == "array":
-        if "maxItems" not in schema:
-            return None
-        item = json_size_bound(schema.get("items", {}), defs, within)
-        return None if item is None else 2 + int(schema["maxItems"]) * (item + SEPARATOR)
+        return _array_bound(schema, defs, within)
     if kind == "object":
         extra = schema.get("additionalProperties")
         if extra not in (None, False) or "patternProperties" in schema:
             return None  # keys of any name
         return _properties_bound(schema.get("properties", {}), defs, within)
     return None
+
+
+def _array_bound(
+    schema: Mapping[str, Any], defs: Mapping[str, Any], within: frozenset[str]
+) -> int | None:
+    """An array's: its tuple's items (``prefixItems``), then at most ``maxItems`` in all,
+    each as ``items`` bounds it (``items: false``: none more)."""
+    prefix = schema.get("prefixItems", [])
+    if not isinstance(prefix, list):
+        return None
+    bounds = [
+        json_size_bound(item, defs, within) if isinstance(item, Mapping) else None
+        for item in prefix
+    ]
+    if None in bounds:
+        return None
+    total = 2 + sum(bound + SEPARATOR for bound in bounds if bound is not None)
+    items = schema.get("items", {})
+    more = None if "maxItems" not in schema else max(0, int(schema["maxItems"]) - len(prefix))
+    if items is False or more == 0:
+        return total
+    item = json_size_bound(items, defs, within) if isinstance(items, Mapping) else None
+    return None if more is None or item is None else total + more * (item + SEPARATOR)
 
 
 def _properties_bound(
@@ -110,20 +130,27 @@ def _largest(bounds: Iterable[int | None]) -> int | None:
     return None if not found or None in found else max(b for b in found if b is not None)
 
 
-def unbounded_data_keys(output_schema: Mapping[str, Any], limit: int) -> list[str]:
-    """The data keys of a result arm of ``output_schema`` that leave its result unbounded,
-    or, when each is bounded but together they exceed ``limit``, all of them."""
+def oversized_data(output_schema: Mapping[str, Any], limit: int) -> str | None:
+    """Why the data keys of ``output_schema``'s result arm may take more than a third of
+    ``limit`` bytes (the result travels twice, and escaping may double its text), in a
+    reader's words; None when they cannot."""
     defs = output_schema.get("$defs", {})
     arms = output_schema.get("oneOf") or output_schema.get("anyOf") or [output_schema]
     result: Mapping[str, Any] = next((a for a in arms if a.get("title") != "ToolError"), {})
     if "$ref" in result:
         result = defs.get(str(result["$ref"]).rsplit("/", 1)[-1], {})
     data = {key: value for key, value in result.get("properties", {}).items() if key != "message"}
-    unbounded = sorted(key for key, value in data.items() if json_size_bound(value, defs) is None)
+    bounds = {key: json_size_bound(value, defs) for key, value in data.items()}
+    unbounded = sorted(key for key, bound in bounds.items() if bound is None)
     if unbounded:
-        return unbounded
+        named = ", ".join(f"`{key}`" for key in unbounded)
+        return f"its data keys {named} set no bound on their size"
     total = _properties_bound(data, defs) or 0
-    return sorted(data) if 3 * total + ENVELOPE_BYTES > limit else []
+    if 3 * total + ENVELOPE_BYTES <= limit:
+        return None
+    large = sorted((key for key, bound in bounds.items() if (bound or 0) > NUMBER_BYTES), key=str)
+    named = ", ".join(f"`{key}`" for key in large)
+    return f"its data keys ({named}) may take {total} bytes of JSON, which an answer carries twice"
 
 
 def reports_progress(tool: BaseTool) -> bool:
@@ -157,16 +184,15 @@ def streamed_size_warnings(tools: Iterable[Any], limit: int) -> list[str]:
         if served.task == "required" or not served.output_schema:
             continue
         try:
-            keys = unbounded_data_keys(served.output_schema, limit)
-            if not keys or not reports_progress(served.caller.tool):
+            why = oversized_data(served.output_schema, limit)
+            if why is None or not reports_progress(served.caller.tool):
                 continue
         except Exception:  # advice only: a schema it cannot read never stops a start
             continue
-        named = ", ".join(f"`{key}`" for key in keys)
         warnings.append(
             f"tool {served.name} reports progress, and its result may be larger than a "
-            f"streamed answer carries (its data keys {named} set no bound on their size "
-            f"within MCP_MAX_STREAMED_RESULT_BYTES, {limit} bytes): a call whose client asks "
+            f"streamed answer carries (MCP_MAX_STREAMED_RESULT_BYTES, {limit} bytes: {why}): "
+            "a call whose client asks "
             "for progress (fastmcp's Client asks on every call) is answered as a stream, "
             "whose one event the Python clients read only up to 1 MiB, so a larger result "
             "is answered result_too_large after the work is done. Make it a task tool "
