@@ -1,9 +1,12 @@
 """Tools read the headers of their own request, also under concurrent requests."""
 
+import json
 import logging
+import socket
 import threading
 from collections.abc import Iterator
 from typing import NotRequired
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -135,6 +138,26 @@ async def test_a_refused_host_or_origin_is_named_with_its_setting_and_no_other_v
         "that name",
     ]
     assert "s3cret" not in "\n".join(record.getMessage() for record in caplog.records)
+
+
+def test_a_request_without_a_host_header_is_refused_saying_so(url: str) -> None:
+    """HTTP/1.0 allows a request without a Host: refused, asked to send one."""
+    address = urlsplit(url)
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    head = (
+        f"POST {address.path} HTTP/1.0\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    with socket.create_connection((address.hostname, address.port), timeout=10) as connection:
+        connection.sendall(head.encode() + body)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    status, _, payload = answer.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 421 "), status
+    assert json.loads(payload)["error"]["message"] == (
+        "Refused: the request has no Host header; send the service's host name"
+    )
 
 
 async def test_without_a_request_every_header_is_absent() -> None:

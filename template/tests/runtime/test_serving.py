@@ -749,6 +749,9 @@ async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path
         assert message.startswith("The service did not reload: 1 tool contract violation:\n")
         assert "reload-probe/reloaded: [return-annotation]" in message
         assert message.endswith("\nSave a fix: it reloads.")
+        elsewhere = httpx2.post(server.url, headers={**HEADERS, "host": "evil.example"}, json=LIST)
+        assert elsewhere.status_code == 421  # a page of another site reads nothing of it
+        assert "reload" not in elsewhere.text
 
         new_module.write_text("import not_a_module_anywhere\n" + RELOADED_TOOLSET)
         wait_for(lambda: server.log().count("not reloaded: ") == 2, server)
@@ -766,6 +769,8 @@ async def test_serve_reload_serves_a_new_tool_and_each_edit_of_it(tmp_path: Path
         assert server.log().count("reload_probe.py'. Reloading") == 5
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=WAIT_SECONDS) == 0, server.log()
+        # The failed import's traceback, and no other: none after the fix, none at the end.
+        assert server.log().count("Traceback (most recent call last):") == 1, server.log()
 
 
 @pytest.mark.parametrize(

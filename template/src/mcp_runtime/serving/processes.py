@@ -45,8 +45,9 @@ from mcp_runtime.config.settings import ServiceSettings, SettingsError
 from mcp_runtime.contract.violations import ContractError
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.metrics import MULTIPROC_DIR, mark_worker_dead
+from mcp_runtime.serving.front.hosts import HostCheck
 from mcp_runtime.serving.http_app import ServiceApp
-from mcp_runtime.serving.server import UnknownToolsetError
+from mcp_runtime.serving.server import UnknownToolsetError, transport_security
 
 __all__ = [
     "AppFactory",
@@ -165,6 +166,7 @@ class ServingConfig(uvicorn.Config):
         )
         self.shutdown_grace = settings.shutdown_grace
         self.read_timeout = settings.read_timeout
+        self.security = transport_security(settings)
 
     def build_app(self) -> ASGIApp:
         """The process's app, from the factory; its state kept when it is the service's.
@@ -184,7 +186,9 @@ class ServingConfig(uvicorn.Config):
                 if violation.cause is not None:  # a toolset's import: its traceback
                     logger.error("%s", violation.problem, exc_info=violation.cause)
             logger.error("not reloaded: %s\nSave a fix: the service reloads.", exc)
-            return NotServing(f"The service did not reload: {exc}\nSave a fix: it reloads.")
+            reason = f"The service did not reload: {exc}\nSave a fix: it reloads."
+            # Only to the hosts the service answers to (a page elsewhere reads nothing).
+            return HostCheck(NotServing(reason), security=self.security, path=None)
         if isinstance(app, ServiceApp):
             self.state = app.state
         return app

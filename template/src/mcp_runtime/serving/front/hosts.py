@@ -33,14 +33,20 @@ class HostCheck:
     form of a host name: a client's value is repeated no other way) and the setting that
     admits it, ``MCP_ALLOWED_HOSTS`` or ``MCP_ALLOWED_ORIGINS``."""
 
-    def __init__(self, app: ASGIApp, *, security: TransportSecuritySettings, path: str) -> None:
+    def __init__(
+        self, app: ASGIApp, *, security: TransportSecuritySettings, path: str | None
+    ) -> None:
         self.app = app
-        self.path = path
+        self.path = path  # None: every path
         self.security = TransportSecurityMiddleware(security)
         self.protected = security.enable_dns_rebinding_protection
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.protected and scope["type"] == "http" and scope["path"] == self.path:
+        if (
+            self.protected
+            and scope["type"] == "http"
+            and (self.path is None or scope["path"] == self.path)
+        ):
             request = Request(scope)
             refused = await self.security.validate_request(request, is_post=False)
             if refused is not None:
@@ -54,6 +60,11 @@ class HostCheck:
         else:
             header, setting, form = "Origin", "MCP_ALLOWED_ORIGINS", "scheme://host:port"
         value = shown_host(request.headers.get(header.lower()))
+        if value == "(none)":  # only a Host can be missing: an Origin may be absent
+            logger.warning("Refused a request without a Host header")
+            error = "Refused: the request has no Host header; send the service's host name"
+            await respond_raw(send, status, error_answer(INVALID_REQUEST, error))
+            return
         logger.warning(
             "Refused a request: its %s header %s is not in %s; add it there (%s) if "
             "clients reach the service by that name",
