@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -268,7 +269,11 @@ def served(session: nox.Session) -> None:
             log = (RENDERS / f"{name}.log").open("w")
             command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", name]
             process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=environment
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                start_new_session=True,  # its servers and clients stop with it
             )
             running[name] = (process, log)
         for name, (process, log) in running.items():
@@ -277,10 +282,10 @@ def served(session: nox.Session) -> None:
             log.close()
             session.log(f"served: the log of `nox -s {name}`:")
             print(Path(log.name).read_text(), flush=True)
-    finally:  # interrupted: the processes stop too
+    finally:  # interrupted: the sessions, and all they started, stop too
         for process, _ in running.values():
             if process.poll() is None:
-                process.terminate()
+                os.killpg(process.pid, signal.SIGTERM)
     if records.is_file():
         for line in records.read_text().splitlines():
             name, seconds, outcome, said = json.loads(line)
