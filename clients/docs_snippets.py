@@ -155,23 +155,20 @@ def environment(mode: Mode) -> dict[str, str]:
 def run(snippet: Snippet, service: Path, mode: Mode) -> str | None:
     """Run ``snippet`` in ``mode``; None when it printed what it must, else the problem."""
     text = snippet.text.replace(PAGE_URL, mode.url)
-    with tempfile.TemporaryDirectory(dir=HERE, prefix=".snippet-") as folder:
+    if snippet.kind in ("python", "js"):
         if snippet.kind == "python":
             problem = python_requirements(snippet.install)
-            if problem:
-                return problem
+            runner = ["uv", "run", "--quiet", "--no-project", "--python", sys.executable]
+            runner += [f"--with={requirement}" for requirement in requirements(snippet.install)]
+            runner.append("python")
+        else:
+            problem, runner = npm_packages(snippet.install), ["node"]
+        if problem:
+            return problem
+        with tempfile.TemporaryDirectory(dir=HERE, prefix=".snippet-") as folder:
             path = Path(folder) / snippet.name
             path.write_text(text)
-            command = ["uv", "run", "--quiet", "--no-project", "--python", sys.executable]
-            command += [f"--with={requirement}" for requirement in requirements(snippet.install)]
-            return outcome(snippet, mode, [*command, "python", str(path)], Path(folder))
-        if snippet.kind == "js":
-            problem = npm_packages(snippet.install)
-            if problem:
-                return problem
-            path = Path(folder) / snippet.name
-            path.write_text(text)
-            return outcome(snippet, mode, ["node", str(path)], Path(folder))
+            return outcome(snippet, mode, [*runner, str(path)], Path(folder))
     if snippet.name == "web":
         return web_ui(text, service, mode)
     return outcome(snippet, mode, ["bash", "-c", text], service)

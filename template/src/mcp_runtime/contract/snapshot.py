@@ -219,45 +219,44 @@ def _wording(tool: str, was: dict[str, Any], now: dict[str, Any]) -> list[Differ
     """Changed descriptions, titles and examples of arguments, of the result and of its
     keys, and changed defaults of arguments: compatible, as the clients' calls and the
     results they read keep their shape."""
-    found = []
     old_input, new_input = was.get("inputSchema") or {}, now.get("inputSchema") or {}
     old_args, new_args = old_input.get("properties", {}), new_input.get("properties", {})
-    for name in sorted(old_args.keys() & new_args.keys()):
-        for facet in (*WORDING, "default"):
-            before, after = old_args[name].get(facet), new_args[name].get(facet)
-            if before != after:
-                change = f"argument {facet} changed"
-                found.append(
-                    compatible(
-                        tool, f"argument {name}", change, _shown_value(before), _shown_value(after)
-                    )
-                )
     old_result, _ = _arms(was.get("outputSchema") or {})
     new_result, _ = _arms(now.get("outputSchema") or {})
-    for facet in WORDING:
-        before, after = old_result.get(facet), new_result.get(facet)
-        if before != after:
-            found.append(
-                compatible(
-                    tool,
-                    "result",
-                    f"result {facet} changed",
-                    _shown_value(before),
-                    _shown_value(after),
-                )
-            )
     old_keys, new_keys = old_result.get("properties", {}), new_result.get("properties", {})
+    found = _facets(tool, "result", "result", old_result, new_result, WORDING)
+    for name in sorted(old_args.keys() & new_args.keys()):
+        facets = (*WORDING, "default")
+        found += _facets(
+            tool, f"argument {name}", "argument", old_args[name], new_args[name], facets
+        )
     for key in sorted(old_keys.keys() & new_keys.keys()):
-        for facet in WORDING:
-            before, after = old_keys[key].get(facet), new_keys[key].get(facet)
-            if before != after:
-                change = f"result key {facet} changed"
-                found.append(
-                    compatible(
-                        tool, f"result key {key}", change, _shown_value(before), _shown_value(after)
-                    )
-                )
+        found += _facets(
+            tool, f"result key {key}", "result key", old_keys[key], new_keys[key], WORDING
+        )
     return found
+
+
+def _facets(
+    tool: str,
+    path: str,
+    what: str,
+    was: dict[str, Any],
+    now: dict[str, Any],
+    facets: Sequence[str],
+) -> list[Difference]:
+    """A compatible difference for each of ``facets`` that differs between two schemas."""
+    return [
+        compatible(
+            tool,
+            path,
+            f"{what} {facet} changed",
+            _shown_value(was.get(facet)),
+            _shown_value(now.get(facet)),
+        )
+        for facet in facets
+        if was.get(facet) != now.get(facet)
+    ]
 
 
 def _shown_value(value: object) -> str:
