@@ -31,6 +31,7 @@ try:
     from mcp_runtime.contract.tool_metadata import tool_metadata
     from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
     from mcp_runtime.contract.violations import ContractError, ContractViolation
+    from mcp_runtime.execution.checkpoints import is_resumed, last_checkpoint, save_checkpoint
     from mcp_runtime.execution.progress import report_progress
     from mcp_runtime.serving.server import build_server
 finally:
@@ -49,8 +50,11 @@ __all__ = [
     "current_caller",
     "current_settings",
     "is_error",
+    "is_resumed",
+    "last_checkpoint",
     "report_progress",
     "request_header",
+    "save_checkpoint",
     "to_fastmcp",
     "to_mcp_tool",
     "tool_metadata",

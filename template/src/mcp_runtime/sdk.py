@@ -540,10 +540,10 @@ MODERN_REVISIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
 class TaskContext:
-    """The context a task's tool is called with: the request that created the task (its
-    headers and verified caller, kept in this process's memory), with the task's id as
-    its JSON-RPC id and progress token; a progress report sets the task's status message
-    (:attr:`progress` is the task engine's sink for it)."""
+    """The context a task's tool is called with: no HTTP request (a task's run reads its
+    caller and declared headers from the task), with the task's id as its JSON-RPC id and
+    progress token; a progress report sets the task's status message (:attr:`progress`
+    is the task engine's sink for it)."""
 
     def __init__(self, request_context: DirectRequest) -> None:
         self.request_context = request_context
@@ -557,13 +557,13 @@ class TaskContext:
             return
         if message is None:
             message = f"{progress:g} of {total:g}" if total is not None else f"{progress:g}"
-        await sink.set_message(message)
+        await sink(message)
 
 
-def task_context(ctx: ServerRequestContext[Any, Any], task_id: str) -> TaskContext:
-    """The context of task ``task_id``, created by the request ``ctx`` serves."""
+def task_context(task_id: str, version: str) -> TaskContext:
+    """The context of a run of task ``task_id``, created in protocol revision ``version``."""
     meta: RequestParamsMeta = {"progress_token": task_id}
-    request = DirectRequest(ctx.request, f"task:{task_id}", meta, ctx.protocol_version)  # type: ignore[arg-type]
+    request = DirectRequest(None, f"task:{task_id}", meta, version)  # type: ignore[arg-type]
     return TaskContext(request)
 
 

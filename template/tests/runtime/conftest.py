@@ -1,5 +1,6 @@
 """The runtime's tests serve without authentication, unless a test is about it; a
-Redis of their own serves the tests that keep tasks there (``redis_url``).
+Redis of their own serves the tests that keep tasks there (``redis_url``, and
+``task_store``: the settings that keep a service's tasks there).
 
 Every service runs these same tests, whatever its ``auth`` answer: the servers they
 start (in process, or as processes that inherit the environment) get ``MCP_AUTH=none``.
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 
 from mcp_runtime.testing import free_port
 
@@ -55,14 +57,22 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def redis_starter() -> Callable[[Path, int], "subprocess.Popen[bytes]"]:
+def task_store(redis_url: str) -> dict[str, str]:
+    """The settings that keep a service's tasks on the tests' Redis, sealed with a key of
+    the tests' own."""
+    return {"MCP_TASKS_URL": redis_url, "MCP_TASK_KEYS": Fernet.generate_key().decode()}
+
+
+@pytest.fixture(scope="session")
+def redis_starter() -> Callable[..., "subprocess.Popen[bytes]"]:
     """:func:`start_redis`, for a test that stops and starts a Redis of its own."""
     return start_redis
 
 
-def start_redis(folder: Path, port: int) -> "subprocess.Popen[bytes]":
+def start_redis(folder: Path, port: int, *, durable: bool = False) -> "subprocess.Popen[bytes]":
     """A ``redis-server`` on the loopback ``port``, answering, which saves only when asked
-    (uncompressed, in ``folder``)."""
+    (uncompressed, in ``folder``); ``durable``: every write is in its append-only file
+    before it answers, so that a Redis started again on ``folder`` has it."""
     server = shutil.which("redis-server")
     if server is None:
         pytest.fail(
@@ -70,7 +80,8 @@ def start_redis(folder: Path, port: int) -> "subprocess.Popen[bytes]":
             "(on Debian or Ubuntu: apt-get install redis-server)"
         )
     command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    command += ["--appendonly", "no", "--rdbcompression", "no", "--dir", str(folder)]
+    command += ["--appendonly", "yes" if durable else "no", "--appendfsync", "always"]
+    command += ["--rdbcompression", "no", "--dir", str(folder)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 10
     while redis_cli(port, "PING") != "PONG":

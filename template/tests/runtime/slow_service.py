@@ -14,7 +14,8 @@ its annotation, or its caller's subject (toolset ``answers``). ``job`` (a task t
 optional), ``job_thread`` (optional, sync) and ``only_as_task`` (required) run as tasks
 (toolset ``tasks``): ``job`` reports ``steps`` steps, then holds until the test releases
 it when ``hold`` is set, writing ``cancelled-NAME`` when it is cancelled, and answers as
-``answer`` does.
+``answer`` does. ``steps`` and ``steps_thread`` checkpoint each of their steps (toolset
+``durable``), for the tests of tasks that outlive their process.
 """
 
 import os
@@ -29,8 +30,11 @@ from mcp_runtime import (
     ToolError,
     ToolResult,
     current_caller,
+    is_resumed,
+    last_checkpoint,
     report_progress,
     request_header,
+    save_checkpoint,
     tool_metadata,
 )
 from mcp_runtime.config.settings import load_settings
@@ -124,7 +128,7 @@ def answered(kind: str, text: str) -> SizedResult | ToolError:
     return SizedResult(message=f"ok {text}", data=text)
 
 
-@tool_metadata(task="optional")
+@tool_metadata(task="optional", task_headers=["x-demo-token"])
 @tool
 async def job(
     name: str, kind: str = "ok", steps: int = 0, hold: bool = False, text: str = ""
@@ -147,7 +151,35 @@ async def job(
     if kind == "header":
         token = request_header("x-demo-token")
         return SizedResult(message=f"token of {len(token or '')} characters")
+    if kind == "undeclared":
+        request_header("x-other")
     return answered(kind, text)
+
+
+@tool_metadata(task="optional")
+@tool
+async def steps(name: str, count: int, seconds: float = 0.0) -> ToolResult:
+    """A job of ``count`` steps of ``seconds`` each, that checkpoints each step: it appends
+    ``step N in PID`` to ``ran-NAME`` as each step runs, and goes on from the step after
+    its last checkpoint when it runs again."""
+    done = (last_checkpoint() or {}).get("done", 0)
+    for step in range(done + 1, count + 1):
+        with (_folder() / f"ran-{name}").open("a") as ran:
+            ran.write(f"step {step} in {os.getpid()}\n")
+        await anyio.sleep(seconds)
+        save_checkpoint({"done": step})
+        report_progress(step, count, f"step {step} of {count}")
+    return ToolResult(message=f"{count} steps of {name}, resumed: {is_resumed()}")
+
+
+@tool_metadata(task="optional")
+@tool
+def steps_thread(name: str, count: int) -> ToolResult:
+    """``steps`` in a tool thread, without waits: what a sync tool's checkpoint keeps."""
+    done = (last_checkpoint() or {}).get("done", 0)
+    for step in range(done + 1, count + 1):
+        save_checkpoint({"done": step})
+    return ToolResult(message=f"{count} steps of {name}, last {last_checkpoint()}")
 
 
 @tool_metadata(task="optional")
@@ -172,6 +204,7 @@ TOOLSETS = (
     Toolset("sizes", (sized,)),
     Toolset("answers", (answer,)),
     Toolset("tasks", (job, job_thread, only_as_task)),
+    Toolset("durable", (steps, steps_thread)),
 )
 
 

@@ -243,8 +243,10 @@ def test_one_process_exposes_what_prometheus_client_metrics_would(
 
 
 @pytest.mark.any_python
-async def test_every_scrape_of_two_workers_counts_the_calls_of_both(redis_url: str) -> None:
-    with run_server(SERVE, env={"MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}) as server:
+async def test_every_scrape_of_two_workers_counts_the_calls_of_both(
+    task_store: dict[str, str],
+) -> None:
+    with run_server(SERVE, env={"MCP_WORKERS": "2", **task_store}) as server:
         line = eventually(lambda: merge_line(server.log()), "the metrics folder in the log")
         folder = Path(line)
         calls = 0
@@ -327,12 +329,14 @@ def test_a_worker_that_dies_leaves_the_in_flight_sum(
 
 
 @pytest.mark.any_python
-def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path, redis_url: str) -> None:
+def test_a_metrics_folder_that_cannot_be_made_stops_serve(
+    tmp_path: Path, task_store: dict[str, str]
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     folder = blocker / "metrics"
     env = {**os.environ, "MCP_WORKERS": "2", "MCP_PORT": "0", MULTIPROC_DIR: str(folder)}
-    env["MCP_TASKS_URL"] = redis_url
+    env |= task_store
     ended = subprocess.run(SERVE, env=env, capture_output=True, text=True, timeout=WAIT_SECONDS)
     assert ended.returncode == 2
     assert ended.stderr.splitlines()[-1] == (
@@ -342,8 +346,8 @@ def test_a_metrics_folder_that_cannot_be_made_stops_serve(tmp_path: Path, redis_
 
 
 @pytest.mark.any_python
-def test_metrics_off_answers_404_and_makes_no_folder(redis_url: str) -> None:
-    env = {"MCP_METRICS": "false", "MCP_WORKERS": "2", "MCP_TASKS_URL": redis_url}
+def test_metrics_off_answers_404_and_makes_no_folder(task_store: dict[str, str]) -> None:
+    env = {"MCP_METRICS": "false", "MCP_WORKERS": "2", **task_store}
     with run_server(SERVE, env=env) as server:
         eventually(lambda: "worker(s)" in server.log() or None, "the start line")
         answer = httpx2.get(f"{server.base_url}/metrics")

@@ -209,7 +209,7 @@ THREADS_FIX = (
             {"readonly": True, "colour": "red"},
             "the declaration has unknown keys: colour, readonly",
             "use only title, read_only, destructive, idempotent, open_world, scopes, "
-            "max_threads, task and meta",
+            "max_threads, task, task_headers and meta",
         ),
         ({"title": ""}, "`title` is empty", TITLE_FIX),
         ({"title": "  "}, "`title` is empty", TITLE_FIX),

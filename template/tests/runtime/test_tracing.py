@@ -356,13 +356,13 @@ def receiver() -> Iterator[Receiver]:
     ("workers", "service_name"), [("1", None), ("2", "hello-service-elsewhere")]
 )
 async def test_serve_exports_the_spans_over_otlp_and_flushes_them_at_shutdown(
-    receiver: Receiver, workers: str, service_name: str | None, redis_url: str
+    receiver: Receiver, workers: str, service_name: str | None, task_store: dict[str, str]
 ) -> None:
     env = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "600000",  # nothing is sent before shutdown
         "MCP_WORKERS": workers,
-        "MCP_TASKS_URL": redis_url,  # the workers share their tasks
+        **task_store,  # the workers share their tasks
     }
     if service_name is not None:
         env["OTEL_SERVICE_NAME"] = service_name

@@ -30,6 +30,7 @@ __all__ = [
     "Caller",
     "JwksCache",
     "JwtVerifier",
+    "caller_of",
     "current_caller",
     "remember_request_token",
     "using_caller",
@@ -68,7 +69,11 @@ def current_caller() -> Caller | None:
     override = _override.get()
     if override is not None:
         return override
-    token = verified_token()
+    return caller_of(verified_token())
+
+
+def caller_of(token: AccessToken | None) -> Caller | None:
+    """The caller a verified ``token`` names; None without a token or its subject."""
     if token is None or not token.subject:
         return None
     return Caller(

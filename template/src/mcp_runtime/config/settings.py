@@ -13,7 +13,15 @@ from contextvars import ContextVar
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from cryptography.fernet import Fernet
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mcp_runtime.config.service_defaults import AUTH
@@ -131,11 +139,30 @@ class ServiceSettings(BaseSettings):
     task_poll_interval: float = Field(
         1.0, gt=0, description="seconds a client is asked to wait between two polls of a task"
     )
-    task_heartbeat: float = Field(
-        2.0,
+    task_max_ttl: float = Field(
+        86400.0,
         gt=0,
-        description="seconds between two heartbeats of a process that runs tasks; one that "
-        "misses five is taken for stopped, and its running tasks end failed",
+        description="most seconds a finished task's result is kept, when its client asks "
+        "for longer than MCP_TASK_TTL",
+    )
+    task_lease: float = Field(
+        30.0,
+        gt=0,
+        description="seconds a task's process holds it without renewing: when that process "
+        "stops without ending it (killed, its machine lost), another process takes the task "
+        "over within about 1.3 leases",
+    )
+    task_max_resumes: int = Field(
+        5,
+        ge=0,
+        description="times a task may be taken over after its process stopped without "
+        "ending it; one more ends it failed",
+    )
+    task_keys: SecretStr | None = Field(
+        None,
+        description="keys that seal what a task keeps in its store, comma-separated: the "
+        "first seals, any opens (`<service> task-key` prints one); required to keep tasks "
+        "on Redis",
     )
     direct_calls: bool = Field(
         True,
@@ -251,6 +278,26 @@ class ServiceSettings(BaseSettings):
             )
         return value
 
+    @field_validator("task_keys")
+    @classmethod
+    def _task_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not _split_keys(value):
+            return None
+        for number, key in enumerate(_split_keys(value), start=1):
+            try:
+                Fernet(key)
+            except (ValueError, TypeError):
+                raise ValueError(
+                    f"its key number {number} is not a key: each is 44 characters of URL-safe "
+                    "base64, as `<service> task-key` prints one; separate keys with commas"
+                ) from None
+        return value
+
+    @property
+    def task_key_list(self) -> tuple[str, ...]:
+        """The keys of ``MCP_TASK_KEYS``, the one that seals first."""
+        return () if self.task_keys is None else _split_keys(self.task_keys)
+
     @property
     def tasks_in_memory(self) -> bool:
         """Whether tasks are kept in this process only (``MCP_TASKS_URL=memory://``)."""
@@ -301,6 +348,12 @@ class ServiceSettings(BaseSettings):
                 f"MCP_TOOL_THREADS={self.tool_threads} threads there are; set it to at most "
                 f"{self.tool_threads}, or raise MCP_TOOL_THREADS"
             )
+        if self.task_max_ttl < self.task_ttl:
+            raise ValueError(
+                f"MCP_TASK_MAX_TTL={self.task_max_ttl:g}: a task's client may not be held to "
+                f"less than the MCP_TASK_TTL={self.task_ttl:g} seconds a task is kept by "
+                f"default; set it to at least {self.task_ttl:g}, or lower MCP_TASK_TTL"
+            )
         if not self.loopback and not self.allowed_hosts:
             raise ValueError(
                 f"MCP_ALLOWED_HOSTS: binding to {self.host} needs the list of Host headers "
@@ -325,6 +378,10 @@ class ServiceSettings(BaseSettings):
     def oauth_ready(self) -> bool:
         """Whether HTTP callers must bring bearer tokens, and every setting for them is set."""
         return self.auth == "oauth" and not _missing_oauth_settings(self)
+
+
+def _split_keys(keys: SecretStr) -> tuple[str, ...]:
+    return tuple(key.strip() for key in keys.get_secret_value().split(",") if key.strip())
 
 
 @functools.cache

@@ -395,6 +395,7 @@ def to_mcp_tool(
         meta=metadata.meta,
         scopes=metadata.scopes,
         task=metadata.task,
+        task_headers=metadata.task_headers,
         json_keys=json_text_keys(arguments.model),
     )
 

@@ -173,6 +173,9 @@ class ContractTool(SDKTool):
     task: TaskSupport | None = Field(
         None, description='whether it may ("optional") or must ("required") run as a task'
     )
+    task_headers: tuple[str, ...] = Field(
+        (), description="the request headers its tasks read, kept with each task"
+    )
     state: ServiceState = Field(
         exclude=True, repr=False, description="the service's threads, calls and metrics"
     )
@@ -195,11 +198,16 @@ class ContractTool(SDKTool):
         return result
 
     async def serve(
-        self, arguments: dict[str, Any], context: Any = None, *, task: bool = False
+        self,
+        arguments: dict[str, Any],
+        context: Any = None,
+        *,
+        task: bool = False,
+        timeout: float | None = None,
     ) -> tuple[CallToolResult, Outcome]:
         """:meth:`run`, with the call's outcome; ``task``: the call runs as a task, held to
-        the policy's ``task_timeout``, and its result is read whole from the task's store
-        (so the stream's size limit never applies)."""
+        ``timeout`` (by default the policy's ``task_timeout``), and its result is read whole
+        from the task's store (so the stream's size limit never applies)."""
         started = time.perf_counter()
         outcome = Outcome.CANCELLED
         settings = self.state.settings
@@ -210,7 +218,8 @@ class ContractTool(SDKTool):
             metrics.started(self.name)
             try:
                 async with reporting_progress(context) as progress:
-                    timeout = self.policy.task_timeout if task else self.policy.timeout
+                    if timeout is None:
+                        timeout = self.policy.task_timeout if task else self.policy.timeout
                     result, outcome = await self._answer(arguments, timeout)
                     streamed = progress.streamed and not task
                     result, outcome = self._within_size(result, outcome, streamed)

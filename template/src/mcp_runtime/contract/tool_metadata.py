@@ -15,6 +15,9 @@ hand (``my_tool.metadata = {"mcp": {"read_only": True}}``). Every key is optiona
   service's ``MCP_TOOL_THREADS_PER_TOOL`` (at most ``MCP_TOOL_THREADS``);
 - ``task``: ``"optional"`` when a client may call the tool as an MCP task (a long job
   it polls), ``"required"`` when only as one; by default it is never one;
+- ``task_headers``: the request headers a task tool reads in its tasks (with
+  ``request_header``): they are kept with each task, sealed, for a run that takes the
+  task over; a bearer token never is (the caller is kept, see ``current_caller``);
 - ``meta``: JSON served as the tool's ``_meta``.
 
 :func:`read_declaration` reads a declaration into :class:`ToolMetadata`, with every
@@ -42,10 +45,13 @@ __all__ = [
 
 METADATA_KEY = "mcp"
 HINTS = ("read_only", "destructive", "idempotent", "open_world")
-KEYS = ("title", *HINTS, "scopes", "max_threads", "task", "meta")
+KEYS = ("title", *HINTS, "scopes", "max_threads", "task", "task_headers", "meta")
 TASK_SUPPORT = ("optional", "required")
 # RFC 6749, section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+# RFC 9110, section 5.1: field-name = token
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 # The MCP specification's `_meta` key: an optional prefix of dot-separated labels and a
 # slash, then a name that is empty or starts and ends with a letter or digit.
 LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
@@ -70,6 +76,7 @@ class ToolMetadata:
     scopes: tuple[str, ...] = ()
     max_threads: int | None = None
     task: TaskSupport | None = None
+    task_headers: tuple[str, ...] = ()
     meta: dict[str, Any] | None = None
 
     def annotations(self) -> ToolAnnotations:
@@ -92,10 +99,11 @@ def tool_metadata(
     scopes: Sequence[str] | None = None,
     max_threads: int | None = None,
     task: TaskSupport | None = None,
+    task_headers: Sequence[str] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[ToolT], ToolT]:
-    """Declare a tool's title, hints, scopes, thread limit, task support and ``_meta``; use
-    it above ``@tool``.
+    """Declare a tool's title, hints, scopes, thread limit, task support, the headers its
+    tasks read and ``_meta``; use it above ``@tool``.
 
     Records the arguments given in the tool's ``metadata["mcp"]``; the gate checks them.
     """
@@ -108,6 +116,7 @@ def tool_metadata(
         "scopes": scopes,
         "max_threads": max_threads,
         "task": task,
+        "task_headers": task_headers,
         "meta": meta,
     }
     declaration = {key: value for key, value in given.items() if value is not None}
@@ -194,6 +203,8 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
             )
         )
         task = None
+    task_headers, found = _task_headers(declared.get("task_headers", ()), task)
+    problems += found
     meta, found = _meta(declared.get("meta"))
     problems += found
     metadata = ToolMetadata(
@@ -205,6 +216,7 @@ def read_declaration(tool: BaseTool) -> tuple[ToolMetadata, list[tuple[str, str]
         scopes=scopes,
         max_threads=max_threads,
         task=task,
+        task_headers=task_headers,
         meta=meta,
     )
     return metadata, problems
@@ -242,6 +254,41 @@ def _scopes(value: object) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
     if problems:
         return (), problems
     return tuple(dict.fromkeys(value)), []
+
+
+TASK_HEADERS_FIX = 'declare the headers as a list of names, such as task_headers=["x-api-key"]'
+
+
+def _task_headers(
+    value: object, task: TaskSupport | None
+) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+    if not isinstance(value, list | tuple):
+        kind = _type_in_words(value)
+        return (), [(f"`task_headers` is {kind}, not a list of header names", TASK_HEADERS_FIX)]
+    problems = []
+    for name in value:
+        if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
+            shown = repr(name) if isinstance(name, str) else _type_in_words(name)
+            problems.append((f"`task_headers` holds {shown}, not a header name", TASK_HEADERS_FIX))
+        elif name.lower() in CREDENTIAL_HEADERS:
+            problems.append(
+                (
+                    f"`task_headers` holds {name!r}: a task never keeps the caller's token or "
+                    "cookies",
+                    "read who called with current_caller() (a task keeps its verified caller), "
+                    "and drop the header from task_headers",
+                )
+            )
+    if value and task is None and not problems:
+        problems.append(
+            (
+                "`task_headers` is declared, but the tool never runs as a task",
+                'declare task="optional" or task="required", or drop task_headers',
+            )
+        )
+    if problems:
+        return (), problems
+    return tuple(dict.fromkeys(name.lower() for name in value)), []
 
 
 def _meta(value: object) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:

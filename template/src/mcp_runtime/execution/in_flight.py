@@ -13,6 +13,7 @@ call answers ``isError`` with the outcome ``cancelled``.
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any, Literal
 
 from mcp.types import RequestId
@@ -125,6 +126,7 @@ class InFlight:
 
     def __init__(self) -> None:
         self._calls: set[RunningCall] = set()
+        self._when_draining: list[Callable[[], None]] = []
         self.draining = False
         self.stopping = False
 
@@ -148,8 +150,17 @@ class InFlight:
         return call
 
     def begin_draining(self) -> None:
-        """Take no new calls (readiness answers 503); the calls in flight go on."""
+        """Take no new calls (readiness answers 503); the calls in flight go on. The first
+        time, call what :meth:`on_draining` was given (safe from a signal handler)."""
+        if self.draining:
+            return
         self.draining = True
+        for call in self._when_draining:
+            call()
+
+    def on_draining(self, call: Callable[[], None]) -> None:
+        """Call ``call`` when draining begins (it must be safe to call from a signal handler)."""
+        self._when_draining.append(call)
 
     def cut_short(self) -> None:
         """Stop every call still running; call from the event loop's thread."""

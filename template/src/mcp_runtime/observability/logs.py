@@ -51,6 +51,13 @@ REWRITES: dict[str, list[LogRewrite]] = {
         LogRewrite("✗ ", None, None),
         LogRewrite("🗙 ", None, None),
     ],
+    # A task handed on at shutdown goes through Docket's retry, which logs it as an error
+    # with its traceback: the engine logs the hand-off in its own words.
+    "docket.dependencies": [
+        LogRewrite("↩ ", None, None),
+        LogRewrite("↫ ", None, None),
+        LogRewrite("↬ ", None, None),
+    ],
 }
 
 

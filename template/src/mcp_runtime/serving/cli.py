@@ -1,4 +1,5 @@
-"""The service's command line: ``serve``, ``check``, ``schema``, ``contract``, ``dev-token``.
+"""The service's command line: ``serve``, ``check``, ``schema``, ``contract``, ``dev-token``,
+``task-key``.
 
 Installed as the console script named after the service, and run by
 ``python -m <package>``. A problem is reported in one message (exit 1 for
@@ -43,6 +44,7 @@ from mcp_runtime.observability.tracing import check_tracing_settings, configure_
 from mcp_runtime.serving import processes
 from mcp_runtime.serving.http_app import MCP_PATH, process_app
 from mcp_runtime.serving.server import UnknownToolsetError, build_server, require_shared_tasks
+from mcp_runtime.tasks.sealing import new_key
 
 __all__ = ["main"]
 
@@ -153,6 +155,16 @@ def _parser(name: str) -> argparse.ArgumentParser:
         help="the MCP endpoint the token is for, its audience (default: http://localhost:PORT/mcp)",
     )
     token.set_defaults(run=_dev_token)
+
+    task_key = commands.add_parser(
+        "task-key",
+        help="print a new key for MCP_TASK_KEYS, which seals what tasks keep on Redis",
+        description="Print a new random key (Fernet: 32 bytes, URL-safe base64) on one line. "
+        "Set MCP_TASK_KEYS to it; to replace a key, put the new one first "
+        "(MCP_TASK_KEYS=new,old) and drop the old one once the tasks it sealed have expired "
+        "(MCP_TASK_MAX_TTL after they ended).",
+    )
+    task_key.set_defaults(run=_task_key)
     return parser
 
 
@@ -295,6 +307,11 @@ def _write(path: Path, live: dict[str, Any], tools: list[str]) -> int:
     path.write_text(render(live))
     named = f" ({', '.join(sorted(set(tools)))} recorded anew)" if tools else ""
     print(f"wrote {SNAPSHOT.as_posix()}: {len(live['tools'])} tools{named}")
+    return 0
+
+
+def _task_key(args: argparse.Namespace) -> int:
+    print(new_key())
     return 0
 
 

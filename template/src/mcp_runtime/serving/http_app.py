@@ -181,12 +181,14 @@ class ServiceApp:
         await self.app(scope, receive, send)
 
     def _closing_tasks(self, receive: Receive) -> Receive:
-        """``receive``, closing the task engine when the app is told to shut down (once it
-        has drained: a task still running then is marked failed)."""
+        """``receive``, starting the task engine when the app starts, and closing it when
+        the app is told to shut down (once it has drained)."""
 
         async def closing() -> Message:
             message = await receive()
-            if message["type"] == "lifespan.shutdown":
+            if message["type"] == "lifespan.startup":
+                self.state.tasks.start()
+            elif message["type"] == "lifespan.shutdown":
                 await self.state.tasks.close()
             return message
 

@@ -26,6 +26,7 @@ from mcp_runtime.sdk import (
 from mcp_runtime.serving.invalid_params import ParamsErrors
 from mcp_runtime.tasks.engine import EngineSettings, TaskEngine
 from mcp_runtime.tasks.protocol import TaskMethods, TaskRouting
+from mcp_runtime.tasks.sealing import Seal
 
 __all__ = [
     "UnknownToolsetError",
@@ -93,8 +94,11 @@ def build_server(
     task_tools = [tool for tool in tools if tool.task is not None]
     engine = None
     if task_tools:
-        engine = state.tasks or TaskEngine(engine_settings(settings, name))
+        seal = task_seal(settings, name, task_tools)
+        engine = state.tasks or TaskEngine(engine_settings(settings, name), seal)
+        engine.serve(task_tools)
         state.tasks = engine
+        state.calls.on_draining(engine.stop_taking)
     server = ContractServer(
         name,
         version=version,
@@ -118,10 +122,29 @@ def engine_settings(settings: ServiceSettings, service: str) -> EngineSettings:
         url=settings.tasks_url,
         service=service,
         ttl=settings.task_ttl,
+        max_ttl=settings.task_max_ttl,
         timeout=settings.task_timeout,
         max_per_caller=settings.max_tasks_per_caller,
         poll_interval=settings.task_poll_interval,
-        heartbeat=settings.task_heartbeat,
+        lease=settings.task_lease,
+        max_resumes=settings.task_max_resumes,
+    )
+
+
+def task_seal(settings: ServiceSettings, service: str, tools: Sequence[ContractTool]) -> Seal:
+    """The seal of what the task ``tools`` keep: of ``MCP_TASK_KEYS``; one of this
+    process's own for tasks kept in its memory. Raises :class:`SettingsError` for tasks
+    kept on Redis without a key."""
+    if settings.task_key_list:
+        return Seal(settings.task_key_list)
+    if settings.tasks_in_memory:
+        return Seal.for_this_process()
+    names = ", ".join(tool.name for tool in tools)
+    raise SettingsError(
+        f"bad setting MCP_TASK_KEYS: the task tools ({names}) keep their tasks on Redis "
+        "(MCP_TASKS_URL), sealed with the service's key, and MCP_TASK_KEYS is not set: set it "
+        f"to the key `uv run {service} task-key` prints (in Kubernetes, from the Secret that "
+        "deploy/kubernetes names; docs/long-calls.md says more)"
     )
 
 

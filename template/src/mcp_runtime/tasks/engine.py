@@ -1,25 +1,33 @@
-"""The task engine: tasks run, are tracked and kept on Docket (``pydocket``).
+"""The task engine: tasks kept and run on Docket (``pydocket``), outliving their process.
 
-Each serving process runs its tasks itself, on a docket of its own (named for the
-service and the process), so that a task tool reads its caller and its request's
-headers as a direct call does, from this process's memory: nothing of the request but
-the task's id is written to the store. Docket keeps each task's state, status message
-(what the tool last reported with ``report_progress``) and result, on ``memory://``
-(embedded, one process) or on Redis, where any process of the service reads and
-cancels any task. Beside Docket's records, the engine keeps one small record per task
-(its owner's digest, its tool, its times) and each owner's list of tasks, for the
-owner checks, ``tasks/list`` and the cap on open tasks.
+Every process of a service is a worker of one docket (``mcp-tasks:<service>``), on
+``memory://`` (embedded, one process) or on Redis (every process and replica). A task
+is one Docket task, keyed by the task's id, whose only argument is that id: what a run
+of it needs (its caller, the request headers its tool declares, its arguments, the
+protocol revision) is kept in the task's record, sealed with the service's key
+(:mod:`mcp_runtime.tasks.sealing`), as are its last checkpoint and, once it has ended,
+its result. In clear the store holds only the task's id, tool, owner digest, status,
+status message and times.
 
-A task whose process stopped without ending it (``kill -9``, a lost machine) is found
-by the next read: its process no longer beats Docket's heartbeat, so the task is
-marked ``failed`` with a message saying so, at most ``heartbeat`` times ``missed``
-seconds (10 by default) after the process stopped.
+Docket leases each running task to the process running it, which renews the lease
+(``MCP_TASK_LEASE``): when that process stops without ending the task (``kill -9``, a
+lost machine), the lease runs out and another process takes the task over and runs it
+again, from its tool's last checkpoint (:mod:`mcp_runtime.execution.checkpoints`). A
+process that shuts down stops taking tasks when its drain begins and, at the end of
+its grace, hands the tasks it still runs on at once. The engine renews the leases of its
+running tasks itself as well: Docket's worker stops renewing them on a store error while
+the tasks run on.
+
+A task ends ``failed`` only when ``MCP_TASK_TIMEOUT`` has run out since its creation,
+when it was taken over more than ``MCP_TASK_MAX_RESUMES`` times (a task that kills its
+process each time), or on ``memory://`` when its process stopped; never because a
+process looked stopped. Its record's first end is its last: a status read terminal
+never changes. Once ended, the record is kept for the task's ttl, then removed.
 """
 
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import secrets
 import time
@@ -27,17 +35,29 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
-from docket import CurrentExecution, Docket, ExecutionState, Worker
+from docket import CurrentExecution, Docket, ExecutionState, Retry, Worker
 from docket.execution import Execution
-from redis.exceptions import RedisError
+from mcp.types import INTERNAL_ERROR
+from redis.exceptions import MaxConnectionsError, RedisError
 
+from mcp_runtime.auth.oauth import Caller, using_caller
+from mcp_runtime.auth.request_headers import task_headers
 from mcp_runtime.contract.served_tool import ContractTool
+from mcp_runtime.execution.checkpoints import TaskRun, running_task
 from mcp_runtime.observability.outcome import Outcome
-from mcp_runtime.sdk import TaskContext, task_context
-from mcp_runtime.tasks.record import Status, TaskRecord
+from mcp_runtime.sdk import task_context
+from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
+from mcp_runtime.tasks.sealing import Seal
 
-__all__ = ["TaskEngine", "TaskLimitError", "TaskStoppedError", "TaskStoreError"]
+__all__ = [
+    "EngineSettings",
+    "TaskEngine",
+    "TaskLimitError",
+    "TaskRequest",
+    "TaskStoreError",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -49,15 +69,47 @@ STATES: dict[ExecutionState, Status] = {
     ExecutionState.FAILED: "failed",
     ExecutionState.CANCELLED: "cancelled",
 }
-LOST = (
-    "The service process running this task stopped before it ended (it was killed or its "
-    "machine was lost), so the task has no result: call the tool again."
+STORE_SLOTS = 32
+"""The engine's store commands in flight at once in one process: a burst of requests
+waits for a slot instead of emptying the store client's pool of connections."""
+POOL_SIZE = 512
+"""The store client's connections (the URL's ``max_connections`` when it names none)."""
+FLUSH_SECONDS = 5.0
+"""How long a run that ends or is handed on waits for its last checkpoint to be stored."""
+
+# What a task's end says: written once, in clear (no request value is in any of them).
+CANCELLED = "The task was cancelled."
+STOPPED = (
+    "The service stopped while this task ran (it was shut down or restarted, and the task "
+    "did not end within the shutdown grace), so the task has no result: call the tool again."
 )
-INTERNAL_ERROR = -32603
+TIMED_OUT = (
+    "The task did not finish within {seconds:g} seconds of its creation (MCP_TASK_TIMEOUT), "
+    "so it has no result: call the tool again, or ask for less at once."
+)
+TAKEN_OVER_TOO_OFTEN = (
+    "The task was taken over {times} times, each after the process running it stopped "
+    "without ending it (killed, or its machine lost), more than the service allows "
+    "(MCP_TASK_MAX_RESUMES), so it has no result. The task may be what stops its process: "
+    "call the tool again with less to do, or tell the service's operators."
+)
+UNOPENED = (
+    "The task's kept request opens with none of the service's keys (MCP_TASK_KEYS: the key "
+    "that sealed it was dropped), so it cannot run: call the tool again."
+)
+BROKEN = "The task failed in the service, without a result: call the tool again."
 
-
-class TaskStoppedError(Exception):
-    """A task ended without a result: the service stopped it (its message says why)."""
+END = """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3],
+  'ended', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('SREM', KEYS[2], ARGV[6])
+return 1
+"""
+"""Ends a task's record, unless it has ended already: its first end is its last."""
 
 
 class TaskLimitError(Exception):
@@ -71,6 +123,11 @@ class TaskStoreError(Exception):
     def __init__(self, error_id: str) -> None:
         super().__init__(error_id)
         self.error_id = error_id
+
+
+class HandedOn(Exception):  # noqa: N818 - what happened, not an error
+    """A run stopped by its process's shutdown: Docket runs the task again at once, in a
+    process that is not shutting down."""
 
 
 STORE_ERRORS = (RedisError, OSError)
@@ -91,8 +148,10 @@ def _reaching_store(
             return await method(engine, *args, **kwargs)
         except STORE_ERRORS as exc:
             error_id = secrets.token_hex(6)
+            what = "was too busy" if isinstance(exc, MaxConnectionsError) else "did not answer"
             logger.error(
-                "the task store did not answer (error id %s): %s: %s",
+                "the task store %s (error id %s): %s: %s",
+                what,
                 error_id,
                 type(exc).__name__,
                 exc,
@@ -102,14 +161,52 @@ def _reaching_store(
     return reaching
 
 
-@dataclass
-class LocalTask:
-    """A task this process runs: its tool, its arguments and its request's context, kept
-    in memory only."""
+@dataclass(frozen=True)
+class TaskRequest:
+    """What a run of a task needs of the request that created it: the caller the service
+    verified (None without one), the headers its tool declares, its arguments and its
+    protocol revision. Kept sealed, never a token."""
 
-    tool: ContractTool
+    caller: Caller | None
+    headers: dict[str, str]
     arguments: dict[str, Any]
-    context: TaskContext
+    version: str
+
+    def sealed_by(self, seal: Seal) -> str:
+        caller = self.caller
+        return seal.close(
+            {
+                "caller": None
+                if caller is None
+                else {
+                    "subject": caller.subject,
+                    "client": caller.client_id,
+                    "scopes": sorted(caller.scopes),
+                    "claims": dict(caller.claims),
+                },
+                "headers": self.headers,
+                "arguments": self.arguments,
+                "version": self.version,
+            }
+        )
+
+    @classmethod
+    def opened_by(cls, seal: Seal, sealed: str) -> "TaskRequest":
+        kept = seal.open(sealed)
+        caller = kept["caller"]
+        return cls(
+            caller=None
+            if caller is None
+            else Caller(
+                subject=caller["subject"],
+                scopes=frozenset(caller["scopes"]),
+                client_id=caller["client"],
+                claims=caller["claims"],
+            ),
+            headers=kept["headers"],
+            arguments=kept["arguments"],
+            version=kept["version"],
+        )
 
 
 @dataclass(frozen=True)
@@ -119,12 +216,18 @@ class EngineSettings:
     url: str = "memory://"
     service: str = "service"
     ttl: float = 3600.0
+    max_ttl: float = 86400.0
     timeout: float | None = 86400.0
     max_per_caller: int = 100
     poll_interval: float = 1.0
-    heartbeat: float = 2.0
-    missed: int = 5
+    lease: float = 30.0
+    max_resumes: int = 5
     concurrency: int = 100
+
+    @property
+    def shared(self) -> bool:
+        """Whether tasks are kept where other processes take them over (not ``memory://``)."""
+        return self.url != "memory://"
 
 
 class TaskEngine:
@@ -134,138 +237,327 @@ class TaskEngine:
     never serves a task, opens no store; :meth:`close` stops this process's worker.
     """
 
-    def __init__(self, settings: EngineSettings) -> None:
+    def __init__(self, settings: EngineSettings, seal: Seal | None = None) -> None:
         self.settings = settings
-        self.instance = secrets.token_hex(4)
-        self.prefix = f"mcp-tasks:{settings.service}"
-        self.local: dict[str, LocalTask] = {}
-        self._dockets: dict[str, Docket] = {}
-        self._asked: asyncio.Queue[tuple[str, asyncio.Future[Docket]] | None] | None = None
+        self.seal = seal or Seal.for_this_process()
+        self.name = f"mcp-tasks:{settings.service}"
+        self.worker_name = f"{self.name}:{secrets.token_hex(4)}"
+        self.tools: dict[str, ContractTool] = {}
+        self.running: dict[str, tuple[bytes | str, asyncio.Task[Any] | None]] = {}
+        self._slots = asyncio.Semaphore(STORE_SLOTS)
+        self._docket: Docket | None = None
+        self._opening: asyncio.Future[Docket] | None = None
+        self._closing: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
 
     # Lifecycle -------------------------------------------------------------------------
 
-    async def _docket(self, instance: str) -> Docket:
-        """The docket of process ``instance``, opened once (by the keeper)."""
-        docket = self._dockets.get(instance)
-        if docket is not None:
-            return docket
-        loop = asyncio.get_running_loop()
-        if self._asked is None or self._keeper is None:
-            self._asked = asyncio.Queue()
-            self._keeper = loop.create_task(self._keep(self._asked), name="mcp-task-store")
-        opened: asyncio.Future[Docket] = loop.create_future()
-        await self._asked.put((instance, opened))
-        return await opened
+    def serve(self, tools: list[ContractTool]) -> None:
+        """Run the tasks of ``tools`` (the service's task tools)."""
+        self.tools = {tool.name: tool for tool in tools}
 
-    async def _keep(
-        self, asked: "asyncio.Queue[tuple[str, asyncio.Future[Docket]] | None]"
-    ) -> None:
-        """Open each docket asked for, and this process's worker, and close them all when
-        told to: one task enters and leaves them, as Docket's context requires."""
-        worker: asyncio.Task[None] | None = None
-        async with contextlib.AsyncExitStack() as stack:
-            while (request := await asked.get()) is not None:
-                instance, opened = request
-                try:
-                    docket = self._dockets.get(instance)
-                    if docket is None:
-                        docket = await stack.enter_async_context(self._new_docket(instance))
-                        if instance == self.instance:
-                            worker = await self._start_worker(docket, stack)
-                        self._dockets[instance] = docket
-                    opened.set_result(docket)
-                except Exception as exc:
-                    opened.set_exception(exc)
-            if worker is not None:
-                worker.cancel()  # Docket's worker stops taking tasks, and waits for its own
-                await asyncio.wait({worker}, timeout=1.0)
-                if not worker.done():
-                    worker.cancel()  # a second cancel stops the tasks still running
+    def start(self) -> None:
+        """On Redis, open the store and this process's worker now, in the background (and
+        again until the store answers): this process takes over the tasks of processes
+        that stopped even before it serves a task itself. On ``memory://``, on first use."""
+        if self.settings.shared and self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(
+                self._start(), name="mcp-task-store-start"
+            )
+
+    async def _start(self) -> None:
+        told = False
+        while self._docket is None:
+            try:
+                await self._store()
+            except STORE_ERRORS as exc:
+                if not told:
+                    logger.warning(
+                        "the task store did not answer at startup (%s): trying again",
+                        type(exc).__name__,
+                    )
+                    told = True
+                await asyncio.sleep(min(5.0, self.settings.lease / 4))
+
+    async def _store(self) -> Docket:
+        """The docket, opened once (by the keeper task, which also runs this worker)."""
+        if self._docket is not None:
+            return self._docket
+        if self._opening is None:
+            loop = asyncio.get_running_loop()
+            self._opening = loop.create_future()
+            self._closing = asyncio.Event()
+            self._keeper = loop.create_task(self._keep(self._opening), name="mcp-task-store")
+        opening = self._opening
+        try:
+            return await asyncio.shield(opening)
+        except STORE_ERRORS:
+            if self._opening is opening:  # the next use tries again
+                self._opening = None
+            raise
+
+    async def _keep(self, opening: "asyncio.Future[Docket]") -> None:
+        """Open the docket and this process's worker, and close them when told to: one
+        task enters and leaves them, as Docket's context requires."""
+        closing = self._closing
+        assert closing is not None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                docket = await stack.enter_async_context(self._new_docket())
+                docket.register(self._function)
+                worker = Worker(
+                    docket,
+                    name=self.worker_name,
+                    concurrency=self.settings.concurrency,
+                    redelivery_timeout=timedelta(seconds=self.settings.lease),
+                    schedule_automatic_tasks=False,
+                )
+                await stack.enter_async_context(worker)
+                loop = asyncio.get_running_loop()
+                self._worker = loop.create_task(worker.run_forever(), name="mcp-task-worker")
+                leases = loop.create_task(self._renew_leases(docket), name="mcp-task-leases")
+                self._docket = docket
+                opening.set_result(docket)
+                await closing.wait()
+                self._stop_worker(self._worker)
+                await asyncio.wait({self._worker}, timeout=FLUSH_SECONDS)
+                if not self._worker.done():
+                    self._worker.cancel()  # a second cancel stops the tasks still running
                 with contextlib.suppress(BaseException):
-                    await worker
-            self._dockets.clear()
+                    await self._worker
+                leases.cancel()
+                self._docket = None
+        except Exception as exc:
+            if not opening.done():
+                opening.set_exception(exc)
+            else:
+                logger.warning("the task store closed with an error: %s", type(exc).__name__)
 
-    def _new_docket(self, instance: str) -> Docket:
+    def _new_docket(self) -> Docket:
         settings = self.settings
         return Docket(
-            name=f"{self.prefix}:{instance}",
-            url=settings.url,
-            heartbeat_interval=timedelta(seconds=settings.heartbeat),
-            missed_heartbeats=settings.missed,
-            execution_ttl=timedelta(seconds=settings.ttl),
+            name=self.name,
+            url=_pooled(settings.url),
+            execution_ttl=timedelta(seconds=max(60.0, settings.lease)),
         )
 
-    async def _start_worker(
-        self, docket: Docket, stack: contextlib.AsyncExitStack
-    ) -> "asyncio.Task[None]":
-        docket.register(self._function)
-        worker = Worker(
-            docket,
-            name=f"{self.prefix}:{self.instance}",
-            concurrency=self.settings.concurrency,
-            schedule_automatic_tasks=False,
-        )
-        await stack.enter_async_context(worker)
-        return asyncio.get_running_loop().create_task(worker.run_forever(), name="mcp-task-worker")
+    def stop_taking(self) -> None:
+        """Take no more tasks in this process (its drain has begun); the tasks it runs go
+        on until they end, or are handed on at the end of the grace. Safe to call from a
+        signal handler."""
+        worker = self._worker
+        if worker is not None and not worker.done():
+            worker.get_loop().call_soon_threadsafe(self._stop_worker, worker)
+
+    @staticmethod
+    def _stop_worker(worker: "asyncio.Task[None]") -> None:
+        if not worker.done() and worker.cancelling() == 0:
+            worker.cancel()  # Docket's worker stops reading, and waits for its tasks
 
     async def close(self) -> None:
-        """Stop this process's worker and close the store; a task still running here
-        (the drain's grace ended) is marked ``failed``, saying the service stopped."""
-        for task_id in list(self.local):
-            with contextlib.suppress(Exception):
-                await self._fail(self.instance, task_id, STOPPED)
-        keeper, asked = self._keeper, self._asked
-        self._keeper = self._asked = None
-        if keeper is not None and asked is not None:
-            await asked.put(None)
+        """Stop this process's worker and close the store. On ``memory://``, a task still
+        running ends ``failed``, saying the service stopped."""
+        if not self.settings.shared:
+            for task_id, (_, task) in list(self.running.items()):
+                with contextlib.suppress(Exception):
+                    await self._end(task_id, "failed", STOPPED)
+                if task is not None:
+                    task.cancel()
+        if self._starting is not None:
+            self._starting.cancel()
+        keeper, closing = self._keeper, self._closing
+        self._keeper = self._closing = self._opening = None
+        if keeper is not None and closing is not None:
+            closing.set()
             with contextlib.suppress(Exception):
                 await keeper
 
+    async def _renew_leases(self, docket: Docket) -> None:
+        """Keep the leases of the tasks this process runs, whatever Docket's worker does."""
+        while True:
+            await asyncio.sleep(self.settings.lease / 4)
+            held = [message for message, _ in self.running.values() if message]
+            if not held:
+                continue
+            try:
+                async with self._slots, docket.redis() as redis:
+                    await redis.xclaim(
+                        name=docket.stream_key,
+                        groupname=docket.worker_group_name,
+                        consumername=self.worker_name,
+                        min_idle_time=0,
+                        message_ids=held,
+                        idle=0,
+                        justid=True,
+                    )
+            except STORE_ERRORS as exc:
+                logger.debug("the leases of running tasks were not renewed (%s)", exc)
+
     # Running ---------------------------------------------------------------------------
 
-    def _task_function(self) -> Callable[..., Awaitable[dict[str, Any]]]:
+    def _task_function(self) -> Callable[..., Awaitable[None]]:
         engine = self
 
         async def mcp_task(
             task_id: str,
             execution: Execution = CurrentExecution(),  # noqa: B008 - Docket's dependency
-        ) -> dict[str, Any]:
-            if execution.redelivered:  # its first run's process stopped, or lost its lease
-                raise TaskStoppedError(LOST)
-            return await engine._run(task_id, execution)
+            retry: Retry = Retry(attempts=None),  # noqa: B008 - how a run is handed on
+        ) -> None:
+            try:
+                await engine._run(task_id, execution)
+            except HandedOn:
+                retry.after(timedelta(0))  # another process runs it at once
+            except STORE_ERRORS as exc:
+                logger.warning("a task could not run: the task store did not answer (%s)", exc)
+                retry.after(timedelta(seconds=engine.settings.lease / 4))
+            except Exception as exc:
+                error_id = secrets.token_hex(6)
+                logger.error("a task failed in the engine (error id %s)", error_id, exc_info=exc)
+                await engine._end(task_id, "failed", BROKEN)
 
         return mcp_task
 
-    async def _run(self, task_id: str, execution: Execution) -> dict[str, Any]:
-        """Run the local task ``task_id``: its tool's answer, as JSON.
-
-        Its status message goes to the execution's own progress (Docket's ``Progress()``
-        dependency is one object shared by every run, which concurrent tasks overwrite)."""
-        local = self.local.get(task_id)
-        if local is None:
-            raise TaskStoppedError(LOST)
-        local.context.progress = execution.progress
+    async def _run(self, task_id: str, execution: Execution) -> None:
+        """Run task ``task_id`` once more: to its end, or until handed on."""
+        docket = await self._store()
+        async with self._slots, docket.redis() as redis:
+            fields = await redis.hgetall(self._record_key(task_id))
+            record = {key.decode(): value.decode() for key, value in fields.items()}
+            if not record or "status" in record:
+                return  # expired, cancelled, or ended by an earlier run
+            runs = await redis.hincrby(self._record_key(task_id), "runs", 1)
+            takeovers = int(record.get("takeovers", "0"))
+            if execution.redelivered:
+                takeovers = await redis.hincrby(self._record_key(task_id), "takeovers", 1)
+        tool = self.tools.get(record.get("tool", ""))
+        if takeovers > self.settings.max_resumes:
+            logger.warning("a task of %s was taken over %d times: it failed", tool, takeovers)
+            await self._end(task_id, "failed", TAKEN_OVER_TOO_OFTEN.format(times=takeovers))
+            return
+        timeout = self.settings.timeout
+        left = None if timeout is None else float(record["created"]) + timeout - time.time()
+        if left is not None and left <= 0:
+            await self._end(task_id, "failed", TIMED_OUT.format(seconds=timeout))
+            return
         try:
-            result, outcome = await local.tool.serve(local.arguments, local.context, task=True)
+            request = TaskRequest.opened_by(self.seal, record["request"])
+            checkpoint = record.get("checkpoint")
+            checkpoint = None if checkpoint is None else self.seal.open(checkpoint)
+        except Exception:
+            logger.error("a task's record could not be opened: it failed")
+            await self._end(task_id, "failed", UNOPENED)
+            return
+        if tool is None:
+            await self._end(task_id, "failed", BROKEN)
+            return
+        self.running[task_id] = (execution.message_id or b"", asyncio.current_task())
+        try:
+            await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left)
         finally:
-            self.local.pop(task_id, None)
-            await self._ended(task_id)
+            self.running.pop(task_id, None)
+
+    async def _serve(
+        self,
+        task_id: str,
+        tool: ContractTool,
+        request: TaskRequest,
+        checkpoint: str | None,
+        resumed: bool,
+        execution: Execution,
+        left: float | None,
+    ) -> None:
+        context = task_context(task_id, request.version)
+        context.progress = functools.partial(self._report, execution)
+        run = TaskRun(checkpoint, resumed, functools.partial(self._checkpoint, task_id))
+        with contextlib.ExitStack() as scope:
+            if request.caller is not None:
+                scope.enter_context(using_caller(request.caller))
+            scope.enter_context(task_headers(tool.name, tool.task_headers, request.headers))
+            scope.enter_context(running_task(run))
+            try:
+                result, outcome = await tool.serve(
+                    request.arguments, context, task=True, timeout=left
+                )
+            except BaseException:
+                run.discard()  # cancelled: its record says so already
+                raise
+        stored = await run.flush(FLUSH_SECONDS)
         if outcome == Outcome.SHUTDOWN:
-            logger.warning("a task of %s was stopped by the shutdown: it failed", local.tool.name)
-            raise TaskStoppedError(STOPPED)
-        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if self.settings.shared:
+                if not stored:
+                    logger.warning("a handed-on task's last checkpoint was not stored")
+                logger.info("a task of %s was handed on at shutdown", tool.name)
+                raise HandedOn(task_id)
+            logger.warning("a task of %s was stopped by the shutdown: it failed", tool.name)
+            await self._end(task_id, "failed", STOPPED)
+            return
+        if outcome == Outcome.TIMEOUT:
+            await self._end(task_id, "failed", TIMED_OUT.format(seconds=self.settings.timeout))
+            return
+        answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        await self._end(task_id, "completed", "", self.seal.close(answer))
+
+    async def _report(self, execution: Execution, message: str) -> None:
+        """Set the task's status message; dropped when the store does not answer."""
+        try:
+            async with self._slots:
+                await execution.progress.set_message(message)
+        except STORE_ERRORS as exc:
+            logger.debug("a task's status message was not stored (%s)", type(exc).__name__)
+
+    async def _checkpoint(self, task_id: str, text: str) -> None:
+        docket = await self._store()
+        sealed = self.seal.close(text)
+        async with self._slots, docket.redis() as redis:
+            await redis.hset(self._record_key(task_id), "checkpoint", sealed)
+
+    async def _end(self, task_id: str, status: Status, message: str, result: str = "") -> bool:
+        """End task ``task_id`` with ``status``, unless it has ended already; whether it
+        ended now. Its record is then kept for the task's ttl. While the store does not
+        answer, tries again for up to a lease."""
+        deadline = time.monotonic() + self.settings.lease
+        while True:
+            try:
+                return await self._end_once(task_id, status, message, result)
+            except STORE_ERRORS:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
+
+    async def _end_once(self, task_id: str, status: Status, message: str, result: str) -> bool:
+        docket = await self._store()
+        key = self._record_key(task_id)
+        async with self._slots, docket.redis() as redis:
+            owner = (await redis.hget(key, "owner") or b"").decode()
+            ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
+            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
+            ended = await client.eval(
+                END,
+                2,
+                key,
+                self._open_key(owner),
+                status,
+                message,
+                result,
+                repr(time.time()),
+                str(max(1, round(ttl_ms / 1000))),
+                task_id,
+            )
+        return bool(ended)
 
     # Creating --------------------------------------------------------------------------
 
     @_reaching_store
     async def create(
-        self, tool: ContractTool, arguments: dict[str, Any], ctx: Any, owner: str
+        self, tool: ContractTool, request: TaskRequest, owner: str, ttl_ms: int | None = None
     ) -> TaskRecord:
-        """Store a new task of ``tool`` for ``owner`` and start it in this process; its
-        record once stored. Raises :class:`TaskLimitError` at the cap of open tasks."""
-        docket = await self._docket(self.instance)
+        """Store a new task of ``tool`` for ``owner``, kept ``ttl_ms`` once ended (the
+        service's ``MCP_TASK_TTL`` when None, at most its ``MCP_TASK_MAX_TTL``), and queue
+        it; its record once stored. Raises :class:`TaskLimitError` at the cap."""
+        docket = await self._store()
         settings = self.settings
         if await self._open_count(owner) >= settings.max_per_caller:
             raise TaskLimitError(
@@ -273,31 +565,38 @@ class TaskEngine:
                 "as the service allows one caller (MCP_MAX_TASKS_PER_CALLER): wait for one "
                 "to end, or cancel one with tasks/cancel, then call again."
             )
-        task_id = f"{self.instance}-{secrets.token_urlsafe(24)}"
+        task_id = secrets.token_urlsafe(24)
+        ttl = settings.ttl if ttl_ms is None else min(max(ttl_ms / 1000, 1.0), settings.max_ttl)
         now = time.time()
-        keep = (settings.timeout or 0) + settings.ttl + 60
-        ttl_ms = round(keep * 1000)
-        async with docket.redis() as redis, redis.pipeline() as pipe:
+        # Kept while it may run (its timeout, and a lease for each takeover), then its ttl.
+        running = (settings.timeout or 0) + settings.lease * (settings.max_resumes + 2)
+        keep = round(running + ttl + 60)
+        key = self._record_key(task_id)
+        async with self._slots, docket.redis() as redis, redis.pipeline() as pipe:
             pipe.hset(
-                self._record_key(task_id),
+                key,
                 mapping={
                     "owner": owner,
                     "tool": tool.name,
                     "created": repr(now),
-                    "ttl_ms": str(ttl_ms),
+                    "ttl_ms": str(round(ttl * 1000)),
+                    "request": request.sealed_by(self.seal),
                 },
             )
-            pipe.expire(self._record_key(task_id), round(keep))
+            pipe.expire(key, keep)
             pipe.zadd(self._owner_key(owner), {task_id: now})
-            pipe.expire(self._owner_key(owner), round(keep))
+            pipe.expire(self._owner_key(owner), keep)
             pipe.sadd(self._open_key(owner), task_id)
-            pipe.expire(self._open_key(owner), round(keep))
+            pipe.expire(self._open_key(owner), keep)
             await pipe.execute()
-        self.local[task_id] = LocalTask(tool, arguments, task_context(ctx, task_id))
         try:
-            await docket.add(self._function, key=task_id)(task_id)
+            async with self._slots:
+                await docket.add(self._function, key=task_id)(task_id)
         except BaseException:
-            self.local.pop(task_id, None)
+            with contextlib.suppress(*STORE_ERRORS):
+                async with self._slots, docket.redis() as redis:
+                    await redis.delete(key)
+                    await redis.srem(self._open_key(owner), task_id)
             raise
         created = datetime.fromtimestamp(now, UTC)
         return TaskRecord(
@@ -306,7 +605,7 @@ class TaskEngine:
             status="working",
             created_at=created,
             updated_at=created,
-            ttl_ms=ttl_ms,
+            ttl_ms=round(ttl * 1000),
             poll_interval_ms=round(settings.poll_interval * 1000),
         )
 
@@ -315,82 +614,86 @@ class TaskEngine:
     @_reaching_store
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id``; None when there is no such task of theirs."""
-        instance = task_id.split("-", 1)[0]
-        if not instance or len(task_id) > 128:
+        if not task_id or len(task_id) > 128:
             return None
-        mine = await self._docket(self.instance)
-        async with mine.redis() as redis:
+        docket = await self._store()
+        async with self._slots, docket.redis() as redis:
             fields = await redis.hgetall(self._record_key(task_id))
         record = {key.decode(): value.decode() for key, value in fields.items()}
         if not record or not secrets.compare_digest(record.get("owner", ""), owner):
             return None
-        docket = await self._docket(instance)
-        execution = await docket.get_execution(task_id)
-        if execution is None:
-            return None
-        if STATES[execution.state] == "working" and not await self._alive(docket, instance):
-            logger.warning("a task's process stopped before the task ended: it failed")
-            await execution.mark_as_failed(LOST)
-            await self._ended(task_id, owner)
-            await execution.sync()
-        return await self._record(record, task_id, execution)
+        if record.get("status") not in TERMINAL:
+            async with self._slots:
+                execution = await docket.get_execution(task_id)
+            if execution is not None and STATES[execution.state] != "working":
+                # Docket ended it without the engine (a fault of the engine's own): it
+                # failed, once and for all.
+                await self._end(task_id, "failed", BROKEN)
+                return await self.get(owner, task_id)
+            return self._working(record, task_id, execution)
+        return self._ended(record, task_id)
 
-    async def _record(
-        self, stored: dict[str, str], task_id: str, execution: Execution
+    def _working(
+        self, record: dict[str, str], task_id: str, execution: Execution | None
     ) -> TaskRecord:
-        status = STATES[execution.state]
-        created = datetime.fromtimestamp(float(stored["created"]), UTC)
-        moments = [created, execution.started_at, execution.completed_at]
-        moments.append(execution.progress.updated_at)
-        updated = max(moment for moment in moments if moment is not None)
-        result: dict[str, Any] | None = None
-        error: dict[str, Any] | None = None
-        message: str | None = None
-        if status == "working":
+        created = datetime.fromtimestamp(float(record["created"]), UTC)
+        moments: list[datetime | None] = [created]
+        message = None
+        if execution is not None:
+            moments += [execution.started_at, execution.progress.updated_at]
             message = execution.progress.message
-        elif status == "completed":
-            result = await execution.get_result()
-        elif status == "failed":
-            message = _failure(execution.error)
-            error = {"code": INTERNAL_ERROR, "message": message}
-        else:
-            message = "The task was cancelled."
         return TaskRecord(
             task_id=task_id,
-            tool=stored.get("tool", ""),
-            status=status,
+            tool=record.get("tool", ""),
+            status="working",
             created_at=created,
-            updated_at=updated,
-            ttl_ms=int(stored.get("ttl_ms", "0")),
+            updated_at=max(moment for moment in moments if moment is not None),
+            ttl_ms=int(record.get("ttl_ms", "0")),
+            poll_interval_ms=round(self.settings.poll_interval * 1000),
+            status_message=message,
+        )
+
+    def _ended(self, record: dict[str, str], task_id: str) -> TaskRecord:
+        status: Status = record["status"]  # type: ignore[assignment]
+        message = record.get("message") or None
+        result = error = None
+        if status == "completed":
+            message = None
+            result = self.seal.open(record["result"])
+        elif status == "failed":
+            error = {"code": INTERNAL_ERROR, "message": message or BROKEN}
+        return TaskRecord(
+            task_id=task_id,
+            tool=record.get("tool", ""),
+            status=status,
+            created_at=datetime.fromtimestamp(float(record["created"]), UTC),
+            updated_at=datetime.fromtimestamp(float(record["ended"]), UTC),
+            ttl_ms=int(record.get("ttl_ms", "0")),
             poll_interval_ms=round(self.settings.poll_interval * 1000),
             status_message=message,
             result=result,
             error=error,
         )
 
-    async def _alive(self, docket: Docket, instance: str) -> bool:
-        """Whether process ``instance`` still beats its docket's heartbeat."""
-        if instance == self.instance:
-            return True
-        name = f"{self.prefix}:{instance}"
-        return any(worker.name == name for worker in await docket.workers())
-
     @_reaching_store
     async def cancel(self, owner: str, task_id: str) -> TaskRecord | None:
-        """Cancel ``owner``'s task ``task_id`` if it is working: its tool stops at its next
-        ``await`` and its cleanup runs. The task as it is then; None when unknown."""
+        """Cancel ``owner``'s task ``task_id`` if it is working: it ends ``cancelled`` now,
+        and its tool, wherever it runs, stops at its next ``await`` and runs its cleanup
+        (for up to a second before this answers). The task as it is then; None when unknown."""
         record = await self.get(owner, task_id)
         if record is None or record.terminal:
             return record
-        docket = await self._docket(task_id.split("-", 1)[0])
-        await docket.cancel(task_id)
-        await self._ended(task_id, owner)
+        await self._end(task_id, "cancelled", CANCELLED)
+        docket = await self._store()
+        async with self._slots:
+            await docket.cancel(task_id)
         for _ in range(50):  # the worker takes the signal within milliseconds
-            record = await self.get(owner, task_id)
-            if record is None or record.terminal:
-                return record
+            async with self._slots:
+                execution = await docket.get_execution(task_id)
+            if execution is None or STATES[execution.state] != "working":
+                break
             await asyncio.sleep(0.02)
-        return record
+        return await self.get(owner, task_id)
 
     @_reaching_store
     async def wait(self, owner: str, task_id: str) -> TaskRecord | None:
@@ -406,14 +709,14 @@ class TaskEngine:
     @_reaching_store
     async def list(self, owner: str) -> list[TaskRecord]:
         """``owner``'s tasks that are still kept, oldest first."""
-        mine = await self._docket(self.instance)
-        async with mine.redis() as redis:
+        docket = await self._store()
+        async with self._slots, docket.redis() as redis:
             ids = [raw.decode() for raw in await redis.zrange(self._owner_key(owner), 0, -1)]
         records = []
         for task_id in ids:
             record = await self.get(owner, task_id)
             if record is None:
-                async with mine.redis() as redis:
+                async with self._slots, docket.redis() as redis:
                     await redis.zrem(self._owner_key(owner), task_id)
             else:
                 records.append(record)
@@ -423,61 +726,36 @@ class TaskEngine:
 
     async def _open_count(self, owner: str) -> int:
         """How many of ``owner``'s tasks are working, pruning those that have ended."""
-        mine = await self._docket(self.instance)
-        async with mine.redis() as redis:
+        docket = await self._store()
+        async with self._slots, docket.redis() as redis:
             members: set[bytes] = await redis.smembers(self._open_key(owner))
-            open_ids = [raw.decode() for raw in members]
+        open_ids = [raw.decode() for raw in members]
         if len(open_ids) < self.settings.max_per_caller:
             return len(open_ids)
         count = 0
         for task_id in open_ids:
             record = await self.get(owner, task_id)
             if record is None or record.terminal:
-                await self._ended(task_id, owner)
+                async with self._slots, docket.redis() as redis:
+                    await redis.srem(self._open_key(owner), task_id)
             else:
                 count += 1
         return count
 
-    async def _ended(self, task_id: str, owner: str | None = None) -> None:
-        """Take ``task_id`` off its owner's open tasks."""
-        mine = await self._docket(self.instance)
-        async with mine.redis() as redis:
-            if owner is None:
-                raw = await redis.hget(self._record_key(task_id), "owner")
-                owner = raw.decode() if raw else None
-            if owner is not None:
-                await redis.srem(self._open_key(owner), task_id)
-
-    async def _fail(self, instance: str, task_id: str, message: str) -> None:
-        docket = await self._docket(instance)
-        execution = await docket.get_execution(task_id)
-        if execution is not None and STATES[execution.state] == "working":
-            await execution.mark_as_failed(message)
-
     def _record_key(self, task_id: str) -> str:
-        return f"{self.prefix}:task:{task_id}"
+        return f"{self.name}:record:{task_id}"
 
     def _owner_key(self, owner: str) -> str:
-        return f"{self.prefix}:owner:{owner}"
+        return f"{self.name}:owner:{owner}"
 
     def _open_key(self, owner: str) -> str:
-        return f"{self.prefix}:open:{owner}"
+        return f"{self.name}:open:{owner}"
 
 
-STOPPED = (
-    "The service stopped while this task ran (it was shut down or restarted, and the task "
-    "did not end within the shutdown grace), so the task has no result: call the tool again."
-)
-
-
-def _failure(error: str | None) -> str:
-    """The message of a failed task: the engine's own, or a generic one."""
-    if error:
-        for known in (LOST, STOPPED):
-            if known in error:
-                return known
-    return "The task failed in the service, without a result: call the tool again."
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+def _pooled(url: str) -> str:
+    """``url`` with a pool of :data:`POOL_SIZE` connections, unless it names its own."""
+    if url == "memory://" or urlsplit(url).scheme == "redis+sentinel":
+        return url
+    if any(name == "max_connections" for name, _ in parse_qsl(urlsplit(url).query)):
+        return url
+    return f"{url}{'&' if urlsplit(url).query else '?'}max_connections={POOL_SIZE}"

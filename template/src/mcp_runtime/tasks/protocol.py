@@ -46,6 +46,7 @@ from mcp.types import (
 )
 from pydantic import ConfigDict
 
+from mcp_runtime.auth.oauth import caller_of
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
@@ -61,7 +62,7 @@ from mcp_runtime.sdk import (
     check_params,
     context_token,
 )
-from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError, TaskStoreError
+from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError, TaskRequest, TaskStoreError
 from mcp_runtime.tasks.record import TaskRecord
 
 __all__ = ["TASKS_EXTENSION", "TaskMethods", "TaskRouting", "owner_key"]
@@ -85,6 +86,27 @@ def owner_key(ctx: ServerRequestContext[Any, Any]) -> str:
         return "anonymous"
     subject, client = owner
     return hashlib.sha256(f"{subject}\x00{client or ''}".encode()).hexdigest()[:32]
+
+
+def task_request(
+    ctx: ServerRequestContext[Any, Any], tool: ContractTool, arguments: dict[str, Any]
+) -> TaskRequest:
+    """What a run of a task of ``tool`` keeps of the request ``ctx`` serves: its verified
+    caller (never its token), the headers ``tool`` declares, ``arguments``, its revision."""
+    headers = {}
+    for name in tool.task_headers:
+        value = header(ctx, name)
+        if value is not None:
+            headers[name] = value
+    caller = caller_of(context_token(ctx))
+    return TaskRequest(caller, headers, arguments, ctx.protocol_version or "")
+
+
+def requested_ttl(params: Mapping[str, Any]) -> int | None:
+    """The ttl (milliseconds) a 2025-11-25 task request asks its result be kept; None."""
+    task = params.get("task")
+    ttl = task.get("ttl") if isinstance(task, Mapping) else None
+    return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None
 
 
 def opted_in(params: Mapping[str, Any] | None) -> bool:
@@ -138,7 +160,8 @@ class TaskRouting:
             if opted_in(params):
                 check_params("tools/call", version, params)  # as the SDK would, before its tool
                 try:
-                    record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
+                    request = task_request(ctx, tool, arguments)
+                    record = await self.engine.create(tool, request, owner_key(ctx))
                 except (TaskLimitError, TaskStoreError) as exc:
                     refusal = tool.error_result(refused(exc))
                     dumped = refusal.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -150,7 +173,9 @@ class TaskRouting:
         if isinstance(params.get("task"), Mapping):
             check_params("tools/call", version, params)
             try:
-                record = await self.engine.create(tool, arguments, ctx, owner_key(ctx))
+                request = task_request(ctx, tool, arguments)
+                ttl = requested_ttl(params)
+                record = await self.engine.create(tool, request, owner_key(ctx), ttl)
             except TaskLimitError as exc:
                 raise MCPError(code=INVALID_REQUEST, message=str(exc)) from None
             except TaskStoreError as exc:
@@ -301,7 +326,7 @@ def detailed(record: TaskRecord, version: str) -> dict[str, Any]:
     if record.status == "completed" and record.result is not None:
         fields["result"] = call_result_for(record.result, version)
     elif record.status == "failed":
-        fields["error"] = record.error or {"code": -32603, "message": "The task failed."}
+        fields["error"] = record.error or {"code": INTERNAL_ERROR, "message": "The task failed."}
     return fields
 
 
@@ -309,7 +334,7 @@ def unknown_task() -> MCPError:
     return MCPError(
         code=INVALID_PARAMS,
         message="No such task: its id is unknown, it belongs to another caller, or it has "
-        "expired (finished tasks are kept for MCP_TASK_TTL). Call the tool again.",
+        "expired (a finished task is kept for the ttl it announced). Call the tool again.",
     )
 
 
