@@ -169,7 +169,7 @@ def test_a_store_outage_during_a_task_changes_no_end_and_plain_calls_go_on(
     }
     try:
         with run_server(SLOW_SERVICE, env=env) as server:
-            task_id = start(server, "o1", count=12, seconds=0.5)
+            task_id = start(server, "o1", count=30, seconds=0.5)
             until(lambda: len(ran(tmp_path, "o1")) >= 2)
             store.terminate()
             store.wait(timeout=10)
@@ -178,6 +178,10 @@ def test_a_store_outage_during_a_task_changes_no_end_and_plain_calls_go_on(
             read_down = call(server, "tasks/get", {"taskId": task_id})
             time.sleep(max(0.0, 5 - (time.monotonic() - down)))
             store = redis_starter(tmp_path, port, durable=True)
+            # The process takes new tasks again while the first one runs on.
+            after = start(server, "o2", count=1, seconds=0)
+            quick = ended(server, after, seconds=15)
+            working = status(server, task_id)["status"]
             seen = []
             deadline = time.monotonic() + 40
             while (got := call(server, "tasks/get", {"taskId": task_id})).get("result", {}).get(
@@ -193,11 +197,12 @@ def test_a_store_outage_during_a_task_changes_no_end_and_plain_calls_go_on(
     assert plain["result"]["structuredContent"] == {"message": "ok ", "data": ""}
     assert read_down["error"]["code"] == -32603
     assert "cannot reach its task store right now" in read_down["error"]["message"]
+    assert (quick["status"], working) == ("completed", "working")
     assert set(seen) <= {"working", "unanswered"}, seen  # never failed on the way
     assert again["status"] == "completed"
-    assert again["result"]["structuredContent"] == {"message": "12 steps of o1, resumed: False"}
+    assert again["result"]["structuredContent"] == {"message": "30 steps of o1, resumed: False"}
     steps = [step for step, _ in ran(tmp_path, "o1")]
-    assert steps == list(range(1, 13))  # each step once, in one process
+    assert steps == list(range(1, 31))  # each step once, in one process
 
 
 def test_a_store_that_saw_processes_come_and_go_keeps_no_key_without_a_ttl(

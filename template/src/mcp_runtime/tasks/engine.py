@@ -243,13 +243,17 @@ class TaskEngine:
         self.name = f"mcp-tasks:{settings.service}"
         self.worker_name = f"{self.name}:{secrets.token_hex(4)}"
         self.tools: dict[str, ContractTool] = {}
-        self.running: dict[str, tuple[bytes | str, asyncio.Task[Any] | None]] = {}
+        # The tasks running here: their stream message, its worker, the asyncio task.
+        self.running: dict[str, tuple[bytes | str, str, asyncio.Task[Any] | None]] = {}
         self._slots = asyncio.Semaphore(STORE_SLOTS)
         self._docket: Docket | None = None
         self._opening: asyncio.Future[Docket] | None = None
         self._closing: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self._worker: asyncio.Task[None] | None = None
+        self._workers: dict[str, asyncio.Task[None]] = {}  # by name: their run_forever
+        self._taking = ""  # the name of the worker that takes tasks
+        self._begun: dict[str, float] = {}  # when each worker began (time.monotonic)
+        self._draining = False
         self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
 
@@ -300,41 +304,94 @@ class TaskEngine:
             raise
 
     async def _keep(self, opening: "asyncio.Future[Docket]") -> None:
-        """Open the docket and this process's worker, and close them when told to: one
-        task enters and leaves them, as Docket's context requires."""
+        """Open the docket and this process's worker, keep a worker taking tasks, and close
+        them when told to: one task enters and leaves them, as Docket's context requires."""
         closing = self._closing
         assert closing is not None
+        leases: asyncio.Task[None] | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 docket = await stack.enter_async_context(self._new_docket())
                 docket.register(self._function)
-                worker = Worker(
-                    docket,
-                    name=self.worker_name,
-                    concurrency=self.settings.concurrency,
-                    redelivery_timeout=timedelta(seconds=self.settings.lease),
-                    schedule_automatic_tasks=False,
+                await self._add_worker(docket, stack)
+                leases = asyncio.get_running_loop().create_task(
+                    self._renew_leases(docket), name="mcp-task-leases"
                 )
-                await stack.enter_async_context(worker)
-                loop = asyncio.get_running_loop()
-                self._worker = loop.create_task(worker.run_forever(), name="mcp-task-worker")
-                leases = loop.create_task(self._renew_leases(docket), name="mcp-task-leases")
                 self._docket = docket
                 opening.set_result(docket)
-                await closing.wait()
-                self._stop_worker(self._worker)
-                await asyncio.wait({self._worker}, timeout=FLUSH_SECONDS)
-                if not self._worker.done():
-                    self._worker.cancel()  # a second cancel stops the tasks still running
-                with contextlib.suppress(BaseException):
-                    await self._worker
-                leases.cancel()
+                every = 2 * docket.heartbeat_interval.total_seconds()
+                while not closing.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(closing.wait(), timeout=every)
+                    if self.settings.shared and not closing.is_set() and not self._draining:
+                        await self._keep_taking(docket, stack)
+                await self._stop_workers()
                 self._docket = None
         except Exception as exc:
             if not opening.done():
                 opening.set_exception(exc)
             else:
                 logger.warning("the task store closed with an error: %s", type(exc).__name__)
+        finally:
+            if leases is not None:
+                leases.cancel()
+
+    async def _add_worker(self, docket: Docket, stack: contextlib.AsyncExitStack) -> None:
+        """Start a worker of this process on ``docket``: the one that takes its tasks."""
+        name = self.worker_name if not self._begun else f"{self.worker_name}.{len(self._begun)}"
+        worker = Worker(
+            docket,
+            name=name,
+            concurrency=self.settings.concurrency,
+            redelivery_timeout=timedelta(seconds=self.settings.lease),
+            schedule_automatic_tasks=False,
+        )
+        await stack.enter_async_context(worker)
+        run = asyncio.get_running_loop().create_task(worker.run_forever(), name="mcp-task-worker")
+        self._workers[name] = run
+        self._taking = name
+        self._begun[name] = time.monotonic()
+
+    async def _keep_taking(self, docket: Docket, stack: contextlib.AsyncExitStack) -> None:
+        """Keep a worker taking tasks. Docket's worker stops taking them on a store error
+        until the tasks it runs have ended (hours, for some): when the worker that takes
+        tasks has stopped beating its heartbeat, another one takes its place, and the
+        former is stopped once it beats again (back to taking, its tasks ended)."""
+        try:
+            async with self._slots:
+                beating = {worker.name: worker.last_seen for worker in await docket.workers()}
+        except STORE_ERRORS:
+            return
+        window = 3 * docket.heartbeat_interval
+        stale = datetime.now(UTC) - window
+        for name, run in list(self._workers.items()):
+            fresh = name in beating and beating[name] > stale
+            begun = time.monotonic() - self._begun[name] > window.total_seconds()
+            if run.done():
+                del self._workers[name]
+            elif name != self._taking and fresh:
+                self._stop_worker(run)  # back from its outage: the newer one takes tasks
+            elif name == self._taking and not fresh and begun:
+                logger.warning(
+                    "the task worker stopped taking tasks after a store error, until its "
+                    "running tasks end: another one takes them meanwhile"
+                )
+                await self._add_worker(docket, stack)
+
+    async def _stop_workers(self) -> None:
+        """Stop every worker of this process: they take no more tasks, and the tasks they
+        run end (or are stopped, past :data:`FLUSH_SECONDS`)."""
+        runs = list(self._workers.values())
+        for run in runs:
+            self._stop_worker(run)
+        if runs:
+            await asyncio.wait(runs, timeout=FLUSH_SECONDS)
+        for run in runs:
+            if not run.done():
+                run.cancel()  # a second cancel stops the tasks still running
+            with contextlib.suppress(BaseException):
+                await run
+        self._workers.clear()
 
     def _new_docket(self) -> Docket:
         settings = self.settings
@@ -348,9 +405,10 @@ class TaskEngine:
         """Take no more tasks in this process (its drain has begun); the tasks it runs go
         on until they end, or are handed on at the end of the grace. Safe to call from a
         signal handler."""
-        worker = self._worker
-        if worker is not None and not worker.done():
-            worker.get_loop().call_soon_threadsafe(self._stop_worker, worker)
+        self._draining = True
+        for run in list(self._workers.values()):
+            if not run.done():
+                run.get_loop().call_soon_threadsafe(self._stop_worker, run)
 
     @staticmethod
     def _stop_worker(worker: "asyncio.Task[None]") -> None:
@@ -361,7 +419,7 @@ class TaskEngine:
         """Stop this process's worker and close the store. On ``memory://``, a task still
         running ends ``failed``, saying the service stopped."""
         if not self.settings.shared:
-            for task_id, (_, task) in list(self.running.items()):
+            for task_id, (_, _, task) in list(self.running.items()):
                 with contextlib.suppress(Exception):
                     await self._end(task_id, "failed", STOPPED)
                 if task is not None:
@@ -379,22 +437,24 @@ class TaskEngine:
         """Keep the leases of the tasks this process runs, whatever Docket's worker does."""
         while True:
             await asyncio.sleep(self.settings.lease / 4)
-            held = [message for message, _ in self.running.values() if message]
-            if not held:
-                continue
-            try:
-                async with self._slots, docket.redis() as redis:
-                    await redis.xclaim(
-                        name=docket.stream_key,
-                        groupname=docket.worker_group_name,
-                        consumername=self.worker_name,
-                        min_idle_time=0,
-                        message_ids=held,
-                        idle=0,
-                        justid=True,
-                    )
-            except STORE_ERRORS as exc:
-                logger.debug("the leases of running tasks were not renewed (%s)", exc)
+            held: dict[str, list[bytes | str]] = {}
+            for message, worker, _ in self.running.values():
+                if message:
+                    held.setdefault(worker, []).append(message)
+            for worker, messages in held.items():
+                try:
+                    async with self._slots, docket.redis() as redis:
+                        await redis.xclaim(
+                            name=docket.stream_key,
+                            groupname=docket.worker_group_name,
+                            consumername=worker,
+                            min_idle_time=0,
+                            message_ids=messages,
+                            idle=0,
+                            justid=True,
+                        )
+                except STORE_ERRORS as exc:
+                    logger.debug("the leases of running tasks were not renewed (%s)", exc)
 
     # Running ---------------------------------------------------------------------------
 
@@ -453,7 +513,8 @@ class TaskEngine:
         if tool is None:
             await self._end(task_id, "failed", BROKEN)
             return
-        self.running[task_id] = (execution.message_id or b"", asyncio.current_task())
+        worker = execution.worker or self._taking
+        self.running[task_id] = (execution.message_id or b"", worker, asyncio.current_task())
         try:
             await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left)
         finally:
