@@ -7,6 +7,8 @@ production wheel or image.
 - :func:`serve_http` starts the service's own command line on a loopback port and
   :func:`connect_http` opens a streamable HTTP client session to it, with headers.
 - :class:`LocalIssuer` signs tokens and publishes its key, for ``MCP_AUTH=oauth``.
+- :func:`task_run` calls a tool as a run of a task, from a checkpoint, and keeps the
+  checkpoints it saves.
 """
 
 from mcp_runtime.devtools.clients import (
@@ -23,6 +25,7 @@ from mcp_runtime.devtools.clients import (
     serve_http,
 )
 from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.devtools.task_runs import SavedCheckpoints, task_run
 from mcp_runtime.sdk import MCPServer
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "MCPServer",
     "Mode",
     "RunningServer",
+    "SavedCheckpoints",
     "Session",
     "ToolAnswer",
     "ToolListing",
@@ -39,4 +43,5 @@ __all__ = [
     "free_port",
     "run_server",
     "serve_http",
+    "task_run",
 ]

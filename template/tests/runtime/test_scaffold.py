@@ -132,9 +132,15 @@ def contract_report(service: Path) -> str:
 
 
 def check_written(
-    service: Path, tools: set[str], before: list[str], report: str, mypy_cache: str
+    service: Path,
+    tools: set[str],
+    before: list[str],
+    report: str,
+    mypy_cache: str,
+    tasked: frozenset[str] = frozenset(),
 ) -> None:
-    """The service with the new tools passes scripts/lint; their tests pass, collected
+    """The service with the new tools passes scripts/lint; their tests pass (a task tool,
+    one of ``tasked``, has a test more: a run that takes its task over), collected
     beside the runtime's tests of the same file names; the contract snapshot records each
     new tool once, as served, and ``contract`` reports what it did before (for a fresh
     service: no difference)."""
@@ -162,7 +168,8 @@ def check_written(
         "tests/runtime/",
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert tested.stdout.splitlines()[-1].startswith(f"{3 * len(tools)} passed"), tested.stdout
+    passed = 3 * len(tools) + len(tasked)
+    assert tested.stdout.splitlines()[-1].startswith(f"{passed} passed"), tested.stdout
 
     assert sorted(recorded_tools(service)) == sorted([*before, *tools])
     assert contract_report(service) == report
@@ -214,7 +221,8 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
         "http": None,
         "gate": {"taskSupport": "required"},
     }
-    check_written(service, {"serving", "cli", "http", "gate"}, before, report, mypy_cache)
+    tools = {"serving", "cli", "http", "gate"}
+    check_written(service, tools, before, report, mypy_cache, tasked=frozenset({"cli", "gate"}))
 
 
 @pytest.mark.parametrize("task", [None, "optional", "required"])

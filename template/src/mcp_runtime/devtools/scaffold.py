@@ -29,6 +29,8 @@ from mcp_runtime.devtools.scaffold_texts import (
     IMPORTED,
     PLAIN_CALL_TEST,
     TASK_ONLY_TEST,
+    TASK_TOOL,
+    TASK_TOOL_TESTS,
     TOOL,
     TOOL_TESTS,
     TOOLSET,
@@ -121,7 +123,12 @@ def plan_toolset(service: Service, text: str, task: str | None = None) -> Plan:
     names = Names(module)
     check_tool_name_is_free(service, names.tool)
     test_path, test_source = plan_test(service, module, names, task)
-    source = TOOLSET.substitute(toolset=toolset, tool=names.tool, tool_code=tool_code(names, task))
+    source = TOOLSET.substitute(
+        toolset=toolset,
+        tool=names.tool,
+        tool_code=tool_code(names, task),
+        runtime_import=RUNTIME_IMPORT_TASK if task else RUNTIME_IMPORT,
+    )
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -188,7 +195,7 @@ def plan_tool(service: Service, toolset_text: str, text: str, task: str | None =
     after = "".join(lines[tools_list.end_lineno :])
     source = (
         head
-        + missing_imports(tree)
+        + missing_imports(tree, task)
         + body
         + "\n\n\n"
         + tool_code(names, task)
@@ -223,15 +230,21 @@ def plan_test(
 
 def tool_code(names: Names, task: str | None = None) -> str:
     """The code of the tool ``names.tool``; a task tool when ``task`` is given."""
-    line = f'    task="{task}",\n' if task else ""
-    return TOOL.substitute(tool=names.tool, result=names.result_class, words=names.words, task=line)
+    if task is None:
+        return TOOL.substitute(
+            tool=names.tool, result=names.result_class, words=names.words, task=""
+        )
+    return TASK_TOOL.substitute(
+        tool=names.tool, result=names.result_class, words=names.words, task=f'    task="{task}",\n'
+    )
 
 
 def tool_tests(module: str, names: Names, toolset: str, task: str | None = None) -> str:
     """The tests of the tool ``names.tool`` of ``module`` (a full module name); of a task
     tool when ``task`` is given."""
+    arguments = '{"keys": ["example", "example"]}' if task else '{"key": "example"}'
     if task == "required":
-        call_test = TASK_ONLY_TEST.substitute(tool=names.tool)
+        call_test = TASK_ONLY_TEST.substitute(tool=names.tool, arguments=arguments)
         imported = "from mcp import MCPError\n"
     else:
         listed = (
@@ -240,9 +253,10 @@ def tool_tests(module: str, names: Names, toolset: str, task: str | None = None)
             if task
             else ""
         )
-        call_test = PLAIN_CALL_TEST.substitute(tool=names.tool, listed=listed)
+        call_test = PLAIN_CALL_TEST.substitute(tool=names.tool, listed=listed, arguments=arguments)
         imported = "from jsonschema import Draft202012Validator\n"
-    return TOOL_TESTS.substitute(
+    tests = TASK_TOOL_TESTS if task else TOOL_TESTS
+    return tests.substitute(
         module=module,
         tool=names.tool,
         toolset=toolset,
@@ -271,7 +285,18 @@ def bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
-def missing_imports(tree: ast.Module) -> str:
+RUNTIME_IMPORT = "from mcp_runtime import ToolError, ToolResult, tool_metadata"
+RUNTIME_IMPORT_TASK = """from mcp_runtime import (
+    ToolError,
+    ToolResult,
+    last_checkpoint,
+    report_progress,
+    save_checkpoint,
+    tool_metadata,
+)"""
+
+
+def missing_imports(tree: ast.Module, task: str | None = None) -> str:
     """Import lines the tool's code needs and ``tree`` lacks (ruff sorts them after)."""
     imported: set[tuple[str, str]] = set()
     for node in tree.body:
@@ -286,6 +311,11 @@ def missing_imports(tree: ast.Module) -> str:
         ("mcp_runtime", "ToolResult"),
         ("mcp_runtime", "tool_metadata"),
     ]
+    if task:
+        needed += [
+            ("mcp_runtime", name)
+            for name in ("last_checkpoint", "report_progress", "save_checkpoint")
+        ]
     return "".join(
         f"from {module} import {name}\n"
         for module, name in needed

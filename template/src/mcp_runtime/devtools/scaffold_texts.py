@@ -13,12 +13,25 @@ isort section of its own, before the package's). The placeholders:
 - ``$task``: for a task tool, its ``task=...`` line of ``@tool_metadata`` (else empty);
 - ``$call_test``: the test of a call over MCP: ``PLAIN_CALL_TEST`` (a tool that may be
   called without a task), or ``TASK_ONLY_TEST``, and ``$imported`` what it imports;
-- ``$listed``: in ``PLAIN_CALL_TEST``, the check of a task tool's listed task support.
+- ``$listed``: in ``PLAIN_CALL_TEST``, the check of a task tool's listed task support;
+- ``$arguments``: in the call tests, the arguments of the call.
+
+A task tool (``--task``) is ``TASK_TOOL``, a job over several keys that checkpoints each
+record it fetches, with ``TASK_TOOL_TESTS``.
 """
 
 from string import Template
 
-__all__ = ["IMPORTED", "PLAIN_CALL_TEST", "TASK_ONLY_TEST", "TOOL", "TOOLSET", "TOOL_TESTS"]
+__all__ = [
+    "IMPORTED",
+    "PLAIN_CALL_TEST",
+    "TASK_ONLY_TEST",
+    "TASK_TOOL",
+    "TASK_TOOL_TESTS",
+    "TOOL",
+    "TOOLSET",
+    "TOOL_TESTS",
+]
 
 # Lowercase names the texts import; a tool of the same name would hide them.
 IMPORTED = {
@@ -26,6 +39,10 @@ IMPORTED = {
     "pytest": "the tool's tests import it",
     "connect": "the tool's tests import it from mcp_runtime.testing",
     "tool_metadata": "the toolset module imports it from mcp_runtime",
+    "last_checkpoint": "a task tool's module imports it from mcp_runtime",
+    "save_checkpoint": "a task tool's module imports it from mcp_runtime",
+    "report_progress": "a task tool's module imports it from mcp_runtime",
+    "task_run": "a task tool's tests import it from mcp_runtime.testing",
 }
 
 # A toolset module with one tool.
@@ -37,7 +54,7 @@ from typing import Annotated, NotRequired
 from langchain_core.tools import tool
 from pydantic import Field
 
-from mcp_runtime import ToolError, ToolResult, tool_metadata
+${runtime_import}
 
 ${tool_code}
 
@@ -120,7 +137,7 @@ PLAIN_CALL_TEST = Template("""\
 async def test_${tool}_over_mcp_matches_its_schema(server: MCPServer) -> None:
     async with connect(server) as session:
         listing = await session.list_tools()
-        result = await session.call_tool("${tool}", {"key": "example"})
+        result = await session.call_tool("${tool}", ${arguments})
     entry = next(tool for tool in listing.tools if tool.name == "${tool}")
     assert entry.output_schema is not None
 ${listed}    Draft202012Validator(entry.output_schema).validate(result.structured_content)
@@ -135,8 +152,100 @@ async def test_${tool}_runs_only_as_a_task(server: MCPServer) -> None:
     async with connect(server) as session:
         listing = await session.list_tools()
         with pytest.raises(MCPError, match="runs only as a task"):
-            await session.call_tool("${tool}", {"key": "example"})
+            await session.call_tool("${tool}", ${arguments})
     entry = next(tool for tool in listing.tools if tool.name == "${tool}")
     assert entry.execution is not None
     assert entry.execution.task_support == "required"
 """)
+
+# A task tool: a job over several keys, which checkpoints each record it fetches, so that
+# a run that takes the task over (its process stopped) fetches only those after them.
+TASK_TOOL = Template('''\
+# Example data: replace with the real source (a data store's client, ...).
+${tool}_records: dict[str, str] = {"example": "The example ${words} record."}
+
+
+class ${result}(ToolResult):
+    """${words} records, found by their keys, in the order asked."""
+
+    # Bounded, so that its result fits the answer of a call that reports progress
+    # (docs/long-calls.md, "Progress and large results").
+    records: NotRequired[
+        Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=100)]
+    ]
+
+
+@tool_metadata(
+    title="Fetch ${words} records",
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
+${task})
+@tool
+def ${tool}(
+    keys: Annotated[
+        list[str],
+        Field(
+            min_length=1,
+            max_length=100,
+            description="The keys of the records to fetch, such as ['example'].",
+        ),
+    ],
+) -> ${result} | ToolError:
+    """Fetch ${words} records by their keys, one after the other: a long job, which a
+    client may run as a task.
+
+    Use it when the user asks for ${words} records by name. An unknown key answers a
+    `not_found` error that lists the keys there are.
+    """
+    # The records an earlier run of this task fetched, when this run takes it over (its
+    # process stopped): what a checkpoint covers runs once, what follows it may run twice.
+    fetched: list[str] = (last_checkpoint() or {}).get("records", [])
+    for key in keys[len(fetched) :]:
+        record = ${tool}_records.get(key.strip().lower())
+        if record is None:
+            known = ", ".join(sorted(${tool}_records))
+            return ToolError(
+                error="not_found",
+                detail=f"No ${words} record has the key {key!r}: use one of {known}.",
+            )
+        fetched.append(record)
+        save_checkpoint({"records": fetched})
+        report_progress(len(fetched), len(keys), f"{len(fetched)} of {len(keys)} records fetched")
+    return ${result}(message=f"{len(fetched)} ${words} records.", records=fetched)
+''')
+
+# The tests of a task tool: direct calls, a run that takes the task over, a call over MCP.
+TASK_TOOL_TESTS = Template('''\
+"""The ${tool} tool of the ${toolset} toolset."""
+
+import pytest
+${imported}
+from mcp_runtime.testing import MCPServer, connect, task_run
+from ${module} import ${tool}
+
+RECORD = "The example ${words} record."
+EXPECTED = {"message": "2 ${words} records.", "records": [RECORD, RECORD]}
+
+
+def test_${tool}_fetches_each_record() -> None:
+    assert ${tool}.invoke({"keys": ["example", "Example "]}) == EXPECTED
+
+
+def test_${tool}_unknown_key_is_not_found() -> None:
+    assert ${tool}.invoke({"keys": ["missing"]}) == {
+        "error": "not_found",
+        "detail": "No ${words} record has the key 'missing': use one of example.",
+    }
+
+
+@pytest.mark.anyio
+async def test_${tool}_taken_over_fetches_only_the_records_after_its_checkpoint() -> None:
+    async with task_run({"records": [RECORD]}) as run:
+        result = await ${tool}.ainvoke({"keys": ["example", "example"]})
+    assert result == EXPECTED
+    assert run.saved == [{"records": [RECORD, RECORD]}]
+
+
+${call_test}''')

@@ -68,11 +68,18 @@ class TaskRun:
     whether it resumes the task, and ``store``, which writes a checkpoint (JSON text)."""
 
     def __init__(
-        self, checkpoint: str | None, resumed: bool, store: Callable[[str], Awaitable[None]]
+        self,
+        checkpoint: str | None,
+        resumed: bool,
+        store: Callable[[str], Awaitable[None]],
+        *,
+        keep_each: bool = False,
     ) -> None:
         self.checkpoint = checkpoint
         self.resumed = resumed
         self._store = store
+        self._keep_each = keep_each  # store every checkpoint, not only the latest (tests)
+        self._queued: list[str] = []
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self._pending: str | None = None
@@ -91,13 +98,17 @@ class TaskRun:
     def _enqueue(self, text: str) -> None:
         if not self.open:
             return
-        self._pending = text  # a checkpoint not yet written is replaced by a later one
+        if self._keep_each:
+            self._queued.append(text)
+        else:
+            self._pending = text  # a checkpoint not yet written is replaced by a later one
         if self._writer is None or self._writer.done():
             self._writer = self._loop.create_task(self._write(), name="mcp-task-checkpoint")
 
     async def _write(self) -> None:
-        while self._pending is not None:
-            text = self._pending
+        while self._queued or self._pending is not None:
+            text = self._queued[0] if self._queued else self._pending
+            assert text is not None
             try:
                 await self._store(text)
             except Exception as exc:
@@ -106,7 +117,9 @@ class TaskRun:
                 )
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
-            if self._pending == text:
+            if self._queued:
+                self._queued.pop(0)
+            elif self._pending == text:
                 self._pending = None
 
     async def flush(self, seconds: float) -> bool:
@@ -116,11 +129,11 @@ class TaskRun:
         self.open = False
         writer = self._writer
         if writer is None or writer.done():
-            return self._pending is None
+            return self._pending is None and not self._queued
         done, _ = await asyncio.wait({writer}, timeout=seconds)
         if not done:
             writer.cancel()
-        return bool(done) and self._pending is None
+        return bool(done) and self._pending is None and not self._queued
 
     def discard(self) -> None:
         """Take no more checkpoints and drop those not yet stored (the task was cancelled)."""

@@ -1,20 +1,37 @@
-"""The long-jobs toolset: a long job that clients may run as an MCP task.
+"""The long-jobs toolset: long jobs that clients may run as MCP tasks.
 
-``prepare_report`` takes a while (a second a section here; in a real service, a
-retrieval that waits in a data store's queue), and says how far it has come with
-``report_progress``. Declared ``task="optional"``, it runs as a task for a client that
-asks for one: the client gets a task id at once, and polls it for the status message
-(the last progress report) and, at the end, the typed result. A client that does not
-ask calls it as any other tool, within ``MCP_CALL_TIMEOUT``. See docs/long-calls.md.
+Declared ``task="optional"``, a tool runs as a task for a client that asks for one: the
+client gets a task id at once, and polls it for the status message (the last progress
+report) and, at the end, the typed result. A client that does not ask calls it as any
+other tool, within ``MCP_CALL_TIMEOUT``. A task outlives the process that took it: when
+that process stops (a deploy, a crash), another one runs the task again, and the tool
+goes on from its last checkpoint (``save_checkpoint``). See docs/long-calls.md.
+
+- ``prepare_report`` writes a report section by section (a second a section here),
+  and checkpoints each section it has written: a run that takes the task over writes
+  only the sections after them.
+- ``retrieve_records`` shows the pattern of a data store that queues requests: submit
+  the request, checkpoint the store's request id, poll it until it is ready, fetch the
+  result. A run that takes the task over polls the request already submitted instead
+  of submitting it again, and loses no place in the store's queue.
 """
 
 import asyncio
+import hashlib
+import time
 from typing import Annotated, NotRequired
 
 from langchain_core.tools import tool
 from pydantic import Field
 
-from mcp_runtime import ToolError, ToolResult, report_progress, tool_metadata
+from mcp_runtime import (
+    ToolError,
+    ToolResult,
+    last_checkpoint,
+    report_progress,
+    save_checkpoint,
+    tool_metadata,
+)
 
 SECONDS_PER_SECTION = 1.0
 
@@ -46,12 +63,89 @@ async def prepare_report(
             error="invalid_argument",
             detail='The topic is blank: pass what the report is about, such as "rainfall".',
         )
-    written = []
-    for number in range(1, sections + 1):
+    # The sections an earlier run of this task wrote, when this run takes it over.
+    written: list[str] = (last_checkpoint() or {}).get("written", [])
+    for number in range(len(written) + 1, sections + 1):
         await asyncio.sleep(SECONDS_PER_SECTION)
         written.append(f"Section {number} on {cleaned}.")
+        save_checkpoint({"written": written})
         report_progress(number, sections, f"section {number} of {sections} written")
     return ReportResult(message=f"A report on {cleaned} in {sections} sections.", sections=written)
 
 
-TOOLS = [prepare_report]
+class DemoStore:
+    """A stand-in for a data store that queues retrievals, as scientific archives do:
+    ``submit`` queues a request and answers its id, ``waiting`` says how many seconds it
+    still waits, ``fetch`` answers its records once it is ready. Replace it with your
+    store's client. (Here a request's id carries its query and when it is ready, so any
+    process can poll it.)"""
+
+    SECONDS_IN_QUEUE = 3.0
+    submitted = 0  # requests submitted so far, by this process
+
+    def submit(self, dataset: str, count: int) -> str:
+        DemoStore.submitted += 1
+        ready_at = time.time() + self.SECONDS_IN_QUEUE
+        return f"{dataset}:{count}:{ready_at:.3f}"
+
+    def waiting(self, request_id: str) -> float:
+        return max(0.0, float(request_id.rsplit(":", 1)[1]) - time.time())
+
+    def fetch(self, request_id: str) -> list[str]:
+        dataset, count, _ = request_id.rsplit(":", 2)
+        return [
+            f"{dataset} record {n}: {hashlib.sha256(f'{dataset}{n}'.encode()).hexdigest()[:8]}"
+            for n in range(1, int(count) + 1)
+        ]
+
+
+store = DemoStore()
+POLL_SECONDS = 1.0
+
+Record = Annotated[str, Field(max_length=200)]
+
+
+class RecordsResult(ToolResult):
+    """The records a data store answered to one request."""
+
+    request_id: NotRequired[Annotated[str, Field(max_length=200)]]
+    records: NotRequired[Annotated[list[Record], Field(max_length=100)]]
+
+
+@tool_metadata(title="Retrieve records", read_only=True, task="optional")
+@tool
+async def retrieve_records(
+    dataset: Annotated[str, Field(description="The dataset to retrieve from, such as 'rainfall'.")],
+    count: Annotated[int, Field(ge=1, le=100, description="How many records to retrieve.")] = 10,
+) -> RecordsResult | ToolError:
+    """Retrieve records of a dataset from the data store, which queues each request.
+
+    A request waits in the store's queue before it is answered: call it as a task when
+    your client can.
+    """
+    name = dataset.strip()
+    if not name:
+        return ToolError(
+            error="invalid_argument",
+            detail='The dataset is blank: name one, such as "rainfall".',
+        )
+    # Submit once: a run that takes the task over polls the request already submitted.
+    request_id = (last_checkpoint() or {}).get("request_id")
+    if request_id is None:
+        request_id = store.submit(name, count)
+        save_checkpoint({"request_id": request_id})
+    polls = 0
+    while (waiting := store.waiting(request_id)) > 0:
+        polls += 1
+        # The status message is kept in clear: it says where the job is, not what it asked.
+        report_progress(polls, None, f"waiting in the data store's queue ({waiting:.0f} s left)")
+        await asyncio.sleep(min(POLL_SECONDS, waiting))
+    records = store.fetch(request_id)
+    return RecordsResult(
+        message=f"{len(records)} records of {name} (request {request_id}).",
+        request_id=request_id,
+        records=records,
+    )
+
+
+TOOLS = [prepare_report, retrieve_records]
