@@ -20,6 +20,7 @@ import yaml
 from mcp_runtime.config import service_defaults
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.contract.toolsets import find_service
+from mcp_runtime.serving.server import build_server
 from mcp_runtime.testing import run_server, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,16 +47,23 @@ def container(deployment: dict[str, Any]) -> dict[str, Any]:
     return only
 
 
+TASK_KEYS = f"{NAME}-task-keys"
+A_TASK_KEY = "Q0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0M="
+
+
 def pod_environment(container: dict[str, Any], namespace: str = "default") -> dict[str, str]:
     """The container's environment as Kubernetes gives it to a pod in ``namespace``:
-    ``$(NAME)`` expanded, each secret's key standing in for its value."""
+    ``$(NAME)`` expanded, each secret's key standing in for its value (a key of the
+    task keys' Secret for its own)."""
     found: dict[str, str] = {}
     for item in container["env"]:
         if "fieldRef" in item.get("valueFrom", {}):
             assert item["valueFrom"]["fieldRef"] == {"fieldPath": "metadata.namespace"}
             found[item["name"]] = namespace
         elif "valueFrom" in item:
-            found[item["name"]] = f"secret-{item['valueFrom']['secretKeyRef']['key']}"
+            secret = item["valueFrom"]["secretKeyRef"]
+            standing = A_TASK_KEY if secret["name"] == TASK_KEYS else f"secret-{secret['key']}"
+            found[item["name"]] = standing
         else:
             found[item["name"]] = re.sub(
                 r"\$\((\w+)\)", lambda named: found[named[1]], item["value"]
@@ -101,7 +109,7 @@ def test_replicas_keep_their_tasks_on_the_one_task_store(
         for item in [*container["env"], *redis["env"]]
         if "secretKeyRef" in item.get("valueFrom", {})
     ]
-    assert secrets == [store["metadata"]["name"]] * 2
+    assert secrets == [store["metadata"]["name"], TASK_KEYS, store["metadata"]["name"]]
     assert url.password == "secret-password"
     assert redis["args"][:2] == ["--requirepass", "$(REDIS_PASSWORD)"]
     policy = manifest("tasks-store-policy.yaml")["spec"]
@@ -156,6 +164,18 @@ def test_the_deployments_settings_serve_over_http(
     settings = load_settings()
     require_http_auth(settings)
     assert settings.auth == service_defaults.AUTH
+    assert settings.task_key_list == (A_TASK_KEY,)
+    build_server(settings=settings)  # its task tools start: what they keep is sealed
+
+
+def test_what_tasks_keep_is_sealed_with_keys_from_a_secret_of_their_own(
+    container: dict[str, Any],
+) -> None:
+    [keys] = [item for item in container["env"] if item["name"] == "MCP_TASK_KEYS"]
+    assert keys["valueFrom"] == {"secretKeyRef": {"name": TASK_KEYS, "key": "keys"}}
+    made = f'create secret generic {TASK_KEYS} --from-literal=keys="$(uv run {NAME} task-key)"'
+    assert made in (MANIFESTS / "kustomization.yaml").read_text()
+    assert made in (ROOT / "docs" / "production.md").read_text()
 
 
 def test_pods_are_scraped_on_the_container_port(

@@ -131,7 +131,9 @@ class ServiceSettings(BaseSettings):
         3600.0, gt=0, description="seconds a finished task's result is kept for its client"
     )
     task_timeout: float = Field(
-        86400.0, gt=0, description="seconds a task may run before it answers isError"
+        86400.0,
+        gt=0,
+        description="seconds a task may run from its creation; past it, it ends failed",
     )
     max_tasks_per_caller: int = Field(
         100, ge=1, description="tasks one caller may have running at once"
