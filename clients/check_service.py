@@ -56,6 +56,7 @@ Needs ``npm ci`` done in this folder. Every failure is printed as
 ``FAIL <client>: <tool or scenario>: <what>``; the exit status is 1 if there is one.
 """
 
+import base64
 import json
 import os
 import re
@@ -321,6 +322,14 @@ def redis_server() -> Iterator[str]:
         process.wait(timeout=10)
 
 
+def shared_tasks(redis_url: str) -> dict[str, str]:
+    """The settings that keep a service's tasks on ``redis_url``, sealed with a new key."""
+    return {
+        "MCP_TASKS_URL": redis_url,
+        "MCP_TASK_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+    }
+
+
 def add_task_fixtures(service: Path) -> None:
     """The suite's fixture tools of its tasks scenarios, as a toolset of the service."""
     [toolsets] = (service / "src").glob("*/toolsets")
@@ -343,7 +352,7 @@ def task_conformance(service: Path, slug: str) -> None:
     with (
         redis_server() as redis_url,
         served(service, slug, **settings) as memory_url,
-        served(service, slug, **settings, MCP_TASKS_URL=redis_url, MCP_WORKERS="2") as redis,
+        served(service, slug, **settings, **shared_tasks(redis_url), MCP_WORKERS="2") as redis,
         ThreadPoolExecutor(max_workers=1) as lane,
     ):
         stores = (("memory://", memory_url), ("Redis, two workers", redis))
