@@ -24,7 +24,9 @@
    tool made a task and polled to its result, against a plain call of the same tool,
    with tasks kept in memory and on Redis (a ``redis-server`` the script starts); and a
    plain call of a tool of a service that serves task tools, against the same call of
-   a service that serves none (in memory, and over HTTP).
+   a service that serves none (in memory, and over HTTP); and 200 task creations sent at
+   once through two processes of the service on one Redis, against 200 plain calls of
+   the same tool sent the same way (p50 and p99 of each, and the ratio of the p99s).
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -33,6 +35,7 @@ Run it in a rendered service's environment (``nox -s benchmark`` does):
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import importlib.util
 import json
@@ -717,14 +720,69 @@ def redis_server() -> Iterator[str | None]:
         process.wait(timeout=10)
 
 
+async def burst(urls: Sequence[str], count: int, as_task: bool) -> list[float]:
+    """Each answer's time of ``count`` calls sent at once, each on a connection of its own,
+    spread over ``urls``: of ``long_hello`` made a task (its creation), or of ``hello``."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    name = "long_hello" if as_task else "hello"
+    headers |= {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name}
+    body = modern_body("tools/call", {"name": name, "arguments": {"name": "Ada"}}, as_task)
+    limits = httpx2.Limits(max_connections=count, max_keepalive_connections=0)
+    async with httpx2.AsyncClient(timeout=60, limits=limits) as client:
+
+        async def one(number: int) -> float:
+            started = time.perf_counter()
+            answer = await client.post(urls[number % len(urls)], json=body, headers=headers)
+            result = answer.json()["result"]
+            assert ("taskId" in result) if as_task else result["isError"] is False, result
+            return time.perf_counter() - started
+
+        return list(await asyncio.gather(*(one(number) for number in range(count))))
+
+
 def section_7(calls: int, rounds: int, seconds: float) -> None:
     print("7. tasks: a task polled to its result against a plain call of the same tool")
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
     with redis_server() as redis_url:
+        if redis_url is not None:
+            env = {
+                "MCP_AUTH": "none",
+                "MCP_TASKS_URL": redis_url,
+                "MCP_TASK_KEYS": key,
+                "MCP_MAX_TASKS_PER_CALLER": "100000",
+                "MCP_LOG_LEVEL": "WARNING",
+            }
+            with (
+                ServedProcess("service_with_tasks", env) as first,
+                ServedProcess("service_with_tasks", env) as second,
+            ):
+                plain, tasked = interleaved(
+                    rounds,
+                    lambda: burst([first, second], 200, as_task=False),
+                    lambda: burst([first, second], 200, as_task=True),
+                )
+            shown = {}
+            for label, runs in (("plain", plain), ("task", tasked)):
+                shown[label] = [
+                    statistics.median(percentile(run, share) for run in runs) * 1e3
+                    for share in (0.5, 0.99)
+                ]
+            print(
+                "   200 at once through two processes on Redis: plain calls p50 "
+                f"{shown['plain'][0]:7.1f} ms p99 {shown['plain'][1]:7.1f} ms   task creations "
+                f"p50 {shown['task'][0]:7.1f} ms p99 {shown['task'][1]:7.1f} ms   "
+                f"p99 ratio {shown['task'][1] / shown['plain'][1]:.2f}"
+            )
         for store, url in (("memory://", "memory://"), ("Redis", redis_url)):
             if url is None:
                 print(f"   {store:10s} not measured: redis-server is not installed")
                 continue
-            settings = ServiceSettings(stateless=True, auth="none", tasks_url=url)
+            settings = ServiceSettings(
+                stateless=True,
+                auth="none",
+                tasks_url=url,
+                task_keys=key,  # type: ignore[arg-type]
+            )
             toolset = Toolset("hello", (long_hello,))
             server = build_server([toolset], name="tasks", settings=settings)
             with Served(build_app(server, settings)) as served_url:

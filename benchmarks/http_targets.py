@@ -11,7 +11,7 @@ from typing import Any, NotRequired
 
 from langchain_core.tools import tool
 
-from mcp_runtime import ToolResult
+from mcp_runtime import ToolResult, tool_metadata
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -95,4 +95,15 @@ def service() -> Any:
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
     toolset = Toolset("hello", (tool("hello")(greet_async),))
+    return process_app(settings, build_server([toolset], name="contract", settings=settings))
+
+
+def service_with_tasks() -> Any:
+    """The service with ``hello`` and a task tool of the same function, ``long_hello``
+    (a task when the client asks), as the environment's settings say: the tasks rows
+    serve two of it on one Redis (``MCP_TASKS_URL``, ``MCP_TASK_KEYS``)."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    long_hello = tool_metadata(task="optional")(tool("long_hello")(greet_async))
+    toolset = Toolset("hello", (tool("hello")(greet_async), long_hello))
     return process_app(settings, build_server([toolset], name="contract", settings=settings))

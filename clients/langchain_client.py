@@ -118,8 +118,10 @@ async def main(client: str, url: str) -> int:
     tools = {tool.name: tool for tool in await load_tools(client, url, setup["headers"])}
     report(
         "tools/list",
-        "loads hello, prepare_report and whoami",
-        None if set(tools) == {"hello", "prepare_report", "whoami"} else f"got {sorted(tools)}",
+        "loads hello, prepare_report, retrieve_records and whoami",
+        None
+        if set(tools) == {"hello", "prepare_report", "retrieve_records", "whoami"}
+        else f"got {sorted(tools)}",
     )
     greeting = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
     await expect(tools["hello"], "a valid result", {"name": "Ada"}, greeting)

@@ -59,7 +59,8 @@ async def check_mode(url: str, mode: str, setup: dict[str, Any]) -> None:
 
         async def listing() -> None:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert sorted(tools) == ["hello", "prepare_report", "whoami"], sorted(tools)
+            expected = ["hello", "prepare_report", "retrieve_records", "whoami"]
+            assert sorted(tools) == expected, sorted(tools)
             for tool in tools.values():
                 assert (tool.output_schema or {}).get("type") == "object", tool.name
 

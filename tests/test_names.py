@@ -198,6 +198,11 @@ def test_kustomize_builds_every_object_with_the_released_image(named: Path) -> N
         for item in c.get("env", [])
         if "secretKeyRef" in item.get("valueFrom", {})
     }
-    assert secrets == {store}  # the one Secret the docs say to create first
-    assert f"kubectl create secret generic {store} " in (folder / "kustomization.yaml").read_text()
-    assert f" create secret generic {store} " in (named / "docs" / "production.md").read_text()
+    keys = f"{slug}-task-keys"
+    assert secrets == {store, keys}  # the two Secrets the docs say to create first
+    for secret in (store, keys):
+        assert (
+            f"kubectl create secret generic {secret} "
+            in (folder / "kustomization.yaml").read_text()
+        )
+        assert f" create secret generic {secret} " in (named / "docs" / "production.md").read_text()

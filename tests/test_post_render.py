@@ -111,7 +111,7 @@ def wait_until_ready(url: str, process: "subprocess.Popen[bytes]", seconds: floa
     while time.monotonic() < deadline and process.poll() is None:
         try:
             with urllib.request.urlopen(url, timeout=1) as answer:
-                if json.load(answer) == {"status": "ready", "tools": 3}:
+                if json.load(answer) == {"status": "ready", "tools": 4}:
                     return True
         except OSError:
             pass

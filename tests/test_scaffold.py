@@ -65,7 +65,7 @@ def test_first_week_toolsets_and_tools_are_served_tested_and_clean(service: Path
     assert added.startswith("Added the tool 'forecast' to the toolset 'weather-data':")
     assert " passed" in week.tests
     assert " failed" not in week.tests
-    assert week.check == "ok: 6 tools of my-mcp-service keep the contract\n"
+    assert week.check == "ok: 7 tools of my-mcp-service keep the contract\n"
     schemas = {tool["name"]: tool["outputSchema"] for tool in week.listing["tools"]}
     assert set(schemas) == {"hello", "whoami", "prepare_report", *FIRST_WEEK_TOOLS}
     assert schemas["forecast"]["oneOf"][0]["title"] == "ForecastResult"
