@@ -111,18 +111,48 @@ return 1
 """
 """Ends a task's record, unless it has ended already: its first end is its last."""
 
+CREATE = """
+redis.call('SADD', KEYS[2], ARGV[1])
+-- SMEMBERS, not SCARD, which the embedded store lacks: the set holds at most the cap
+local open = #redis.call('SMEMBERS', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'tool', ARGV[5], 'created', ARGV[2],
+  'ttl_ms', ARGV[6], 'request', ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return open
+"""
+"""Stores a new task's record, and adds it to its owner's tasks; how many of the owner's
+tasks are open then, the new one included."""
+
+BEGIN = """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
+  return {}
+end
+redis.call('HINCRBY', KEYS[1], 'runs', 1)
+if ARGV[1] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'takeovers', 1)
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+"""Counts a run of a task that has not ended (and its takeover, when it is one); the
+task's record, or nothing when it is not to run (ended, or expired)."""
+
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
 
 
 class TaskStoreError(Exception):
-    """The task store did not answer (its Redis is down or out of reach). The log has a
-    line with the error, under the error id this exception holds."""
+    """The task store did not answer (its Redis is down or out of reach), or, ``busy``, the
+    connections to it were all in use. The log has a line with the error, under the error
+    id this exception holds."""
 
-    def __init__(self, error_id: str) -> None:
+    def __init__(self, error_id: str, *, busy: bool = False) -> None:
         super().__init__(error_id)
         self.error_id = error_id
+        self.busy = busy
 
 
 class HandedOn(Exception):  # noqa: N818 - what happened, not an error
@@ -148,7 +178,8 @@ def _reaching_store(
             return await method(engine, *args, **kwargs)
         except STORE_ERRORS as exc:
             error_id = secrets.token_hex(6)
-            what = "was too busy" if isinstance(exc, MaxConnectionsError) else "did not answer"
+            busy = isinstance(exc, MaxConnectionsError)  # a full pool: the store is there
+            what = "had no free connection" if busy else "did not answer"
             logger.error(
                 "the task store %s (error id %s): %s: %s",
                 what,
@@ -156,7 +187,7 @@ def _reaching_store(
                 type(exc).__name__,
                 exc,
             )
-            raise TaskStoreError(error_id) from None
+            raise TaskStoreError(error_id, busy=busy) from None
 
     return reaching
 
@@ -484,23 +515,26 @@ class TaskEngine:
         """Run task ``task_id`` once more: to its end, or until handed on."""
         docket = await self._store()
         async with self._slots, docket.redis() as redis:
-            fields = await redis.hgetall(self._record_key(task_id))
-            record = {key.decode(): value.decode() for key, value in fields.items()}
-            if not record or "status" in record:
-                return  # expired, cancelled, or ended by an earlier run
-            runs = await redis.hincrby(self._record_key(task_id), "runs", 1)
-            takeovers = int(record.get("takeovers", "0"))
-            if execution.redelivered:
-                takeovers = await redis.hincrby(self._record_key(task_id), "takeovers", 1)
+            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
+            flat = await client.eval(
+                BEGIN, 1, self._record_key(task_id), "1" if execution.redelivered else "0"
+            )
+        if not flat:
+            return  # expired, cancelled, or ended by an earlier run
+        pairs = zip(flat[::2], flat[1::2], strict=True)
+        record = {key.decode(): value.decode() for key, value in pairs}
+        runs, takeovers = int(record["runs"]), int(record.get("takeovers", "0"))
+        owner, ttl_ms = record["owner"], int(record["ttl_ms"])
+        end = functools.partial(self._end, task_id, owner=owner, ttl_ms=ttl_ms)
         tool = self.tools.get(record.get("tool", ""))
         if takeovers > self.settings.max_resumes:
             logger.warning("a task of %s was taken over %d times: it failed", tool, takeovers)
-            await self._end(task_id, "failed", TAKEN_OVER_TOO_OFTEN.format(times=takeovers))
+            await end("failed", TAKEN_OVER_TOO_OFTEN.format(times=takeovers))
             return
         timeout = self.settings.timeout
         left = None if timeout is None else float(record["created"]) + timeout - time.time()
         if left is not None and left <= 0:
-            await self._end(task_id, "failed", TIMED_OUT.format(seconds=timeout))
+            await end("failed", TIMED_OUT.format(seconds=timeout))
             return
         try:
             request = TaskRequest.opened_by(self.seal, record["request"])
@@ -508,15 +542,15 @@ class TaskEngine:
             checkpoint = None if checkpoint is None else self.seal.open(checkpoint)
         except Exception:
             logger.error("a task's record could not be opened: it failed")
-            await self._end(task_id, "failed", UNOPENED)
+            await end("failed", UNOPENED)
             return
         if tool is None:
-            await self._end(task_id, "failed", BROKEN)
+            await end("failed", BROKEN)
             return
         worker = execution.worker or self._taking
         self.running[task_id] = (execution.message_id or b"", worker, asyncio.current_task())
         try:
-            await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left)
+            await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left, end)
         finally:
             self.running.pop(task_id, None)
 
@@ -529,6 +563,7 @@ class TaskEngine:
         resumed: bool,
         execution: Execution,
         left: float | None,
+        end: Callable[..., Awaitable[bool]],
     ) -> None:
         context = task_context(task_id, request.version)
         context.progress = functools.partial(self._report, execution)
@@ -553,13 +588,13 @@ class TaskEngine:
                 logger.info("a task of %s was handed on at shutdown", tool.name)
                 raise HandedOn(task_id)
             logger.warning("a task of %s was stopped by the shutdown: it failed", tool.name)
-            await self._end(task_id, "failed", STOPPED)
+            await end("failed", STOPPED)
             return
         if outcome == Outcome.TIMEOUT:
-            await self._end(task_id, "failed", TIMED_OUT.format(seconds=self.settings.timeout))
+            await end("failed", TIMED_OUT.format(seconds=self.settings.timeout))
             return
         answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        await self._end(task_id, "completed", "", self.seal.close(answer))
+        await end("completed", "", self.seal.close(answer))
 
     async def _report(self, execution: Execution, message: str) -> None:
         """Set the task's status message; dropped when the store does not answer."""
@@ -575,39 +610,47 @@ class TaskEngine:
         async with self._slots, docket.redis() as redis:
             await redis.hset(self._record_key(task_id), "checkpoint", sealed)
 
-    async def _end(self, task_id: str, status: Status, message: str, result: str = "") -> bool:
+    async def _end(
+        self,
+        task_id: str,
+        status: Status,
+        message: str,
+        result: str = "",
+        *,
+        owner: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> bool:
         """End task ``task_id`` with ``status``, unless it has ended already; whether it
-        ended now. Its record is then kept for the task's ttl. While the store does not
-        answer, tries again for up to a lease."""
+        ended now. Its record is then kept for the task's ttl (``ttl_ms``, and its
+        ``owner``, are read from it when not given). While the store does not answer,
+        tries again for up to a lease."""
         deadline = time.monotonic() + self.settings.lease
         while True:
             try:
-                return await self._end_once(task_id, status, message, result)
+                docket = await self._store()
+                key = self._record_key(task_id)
+                async with self._slots, docket.redis() as redis:
+                    if owner is None or ttl_ms is None:
+                        owner = (await redis.hget(key, "owner") or b"").decode()
+                        ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
+                    client: Any = redis  # both stores run Lua; the client's type lacks eval
+                    ended = await client.eval(
+                        END,
+                        2,
+                        key,
+                        self._open_key(owner),
+                        status,
+                        message,
+                        result,
+                        repr(time.time()),
+                        str(max(1, round(ttl_ms / 1000))),
+                        task_id,
+                    )
+                return bool(ended)
             except STORE_ERRORS:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.5)
-
-    async def _end_once(self, task_id: str, status: Status, message: str, result: str) -> bool:
-        docket = await self._store()
-        key = self._record_key(task_id)
-        async with self._slots, docket.redis() as redis:
-            owner = (await redis.hget(key, "owner") or b"").decode()
-            ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
-            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
-            ended = await client.eval(
-                END,
-                2,
-                key,
-                self._open_key(owner),
-                status,
-                message,
-                result,
-                repr(time.time()),
-                str(max(1, round(ttl_ms / 1000))),
-                task_id,
-            )
-        return bool(ended)
 
     # Creating --------------------------------------------------------------------------
 
@@ -620,44 +663,45 @@ class TaskEngine:
         it; its record once stored. Raises :class:`TaskLimitError` at the cap."""
         docket = await self._store()
         settings = self.settings
-        if await self._open_count(owner) >= settings.max_per_caller:
-            raise TaskLimitError(
-                f"This caller already has {settings.max_per_caller} tasks running, as many "
-                "as the service allows one caller (MCP_MAX_TASKS_PER_CALLER): wait for one "
-                "to end, or cancel one with tasks/cancel, then call again."
-            )
         task_id = secrets.token_urlsafe(24)
         ttl = settings.ttl if ttl_ms is None else min(max(ttl_ms / 1000, 1.0), settings.max_ttl)
         now = time.time()
         # Kept while it may run (its timeout, and a lease for each takeover), then its ttl.
         running = (settings.timeout or 0) + settings.lease * (settings.max_resumes + 2)
         keep = round(running + ttl + 60)
-        key = self._record_key(task_id)
-        async with self._slots, docket.redis() as redis, redis.pipeline() as pipe:
-            pipe.hset(
+        key, open_key = self._record_key(task_id), self._open_key(owner)
+        sealed = request.sealed_by(self.seal)
+        async with self._slots, docket.redis() as redis:
+            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
+            open_count = await client.eval(
+                CREATE,
+                3,
                 key,
-                mapping={
-                    "owner": owner,
-                    "tool": tool.name,
-                    "created": repr(now),
-                    "ttl_ms": str(round(ttl * 1000)),
-                    "request": request.sealed_by(self.seal),
-                },
+                open_key,
+                self._owner_key(owner),
+                task_id,
+                repr(now),
+                str(keep),
+                owner,
+                tool.name,
+                str(round(ttl * 1000)),
+                sealed,
             )
-            pipe.expire(key, keep)
-            pipe.zadd(self._owner_key(owner), {task_id: now})
-            pipe.expire(self._owner_key(owner), keep)
-            pipe.sadd(self._open_key(owner), task_id)
-            pipe.expire(self._open_key(owner), keep)
-            await pipe.execute()
+        if open_count > settings.max_per_caller and (
+            await self._open_count(owner) > settings.max_per_caller
+        ):
+            await self._forget(task_id, owner)
+            raise TaskLimitError(
+                f"This caller already has {settings.max_per_caller} tasks running, as many "
+                "as the service allows one caller (MCP_MAX_TASKS_PER_CALLER): wait for one "
+                "to end, or cancel one with tasks/cancel, then call again."
+            )
         try:
             async with self._slots:
                 await docket.add(self._function, key=task_id)(task_id)
         except BaseException:
             with contextlib.suppress(*STORE_ERRORS):
-                async with self._slots, docket.redis() as redis:
-                    await redis.delete(key)
-                    await redis.srem(self._open_key(owner), task_id)
+                await self._forget(task_id, owner)
             raise
         created = datetime.fromtimestamp(now, UTC)
         return TaskRecord(
@@ -744,7 +788,7 @@ class TaskEngine:
         record = await self.get(owner, task_id)
         if record is None or record.terminal:
             return record
-        await self._end(task_id, "cancelled", CANCELLED)
+        await self._end(task_id, "cancelled", CANCELLED, owner=owner, ttl_ms=record.ttl_ms)
         docket = await self._store()
         async with self._slots:
             await docket.cancel(task_id)
@@ -786,15 +830,12 @@ class TaskEngine:
     # Bookkeeping -----------------------------------------------------------------------
 
     async def _open_count(self, owner: str) -> int:
-        """How many of ``owner``'s tasks are working, pruning those that have ended."""
+        """How many of ``owner``'s tasks are working, pruning those no longer kept."""
         docket = await self._store()
         async with self._slots, docket.redis() as redis:
             members: set[bytes] = await redis.smembers(self._open_key(owner))
-        open_ids = [raw.decode() for raw in members]
-        if len(open_ids) < self.settings.max_per_caller:
-            return len(open_ids)
         count = 0
-        for task_id in open_ids:
+        for task_id in [raw.decode() for raw in members]:
             record = await self.get(owner, task_id)
             if record is None or record.terminal:
                 async with self._slots, docket.redis() as redis:
@@ -802,6 +843,14 @@ class TaskEngine:
             else:
                 count += 1
         return count
+
+    async def _forget(self, task_id: str, owner: str) -> None:
+        """Remove task ``task_id`` of ``owner``, which was not created after all."""
+        docket = await self._store()
+        async with self._slots, docket.redis() as redis:
+            await redis.delete(self._record_key(task_id))
+            await redis.srem(self._open_key(owner), task_id)
+            await redis.zrem(self._owner_key(owner), task_id)
 
     def _record_key(self, task_id: str) -> str:
         return f"{self.name}:record:{task_id}"

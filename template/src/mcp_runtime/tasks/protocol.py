@@ -118,7 +118,14 @@ def opted_in(params: Mapping[str, Any] | None) -> bool:
 
 
 def store_down(what: str, error: TaskStoreError) -> str:
-    """What a request is told when the task store did not answer: ``what`` did not happen."""
+    """What a request is told when the task store did not answer, or had no free
+    connection: ``what`` did not happen."""
+    if error.busy:
+        return (
+            f"The service's task store has too many requests at once right now, so {what}: "
+            f"try again in a few seconds. (The service's log has the details under error id "
+            f"{error.error_id}.)"
+        )
     return (
         f"The service cannot reach its task store right now, so {what}: try again in a "
         f"minute. (The service's log has the details under error id {error.error_id}.)"
