@@ -37,8 +37,10 @@ clients' token; under ``demo-header``, with the demo credential enabled
   environment of its own), the TypeScript 2.x client with ext-tasks in each era and the
   1.x SDK's experimental tasks (``ts_tasks.mjs``), each calling the long-jobs example
   ``prepare_report`` as a task (its progress the status message, its result typed), a
-  task whose tool answers a ``ToolError``, and a task cancelled while it runs; all of
-  it beside the long calls;
+  task whose tool answers a ``ToolError``, and a task cancelled while it runs; and each
+  of these clients reading the result of a task across a rolling restart: two
+  processes on one Redis behind a balancer (``rolling.py``), replaced one after the
+  other while the tasks run; all of it beside the long calls;
 - long calls: a ``long-calls`` toolset added as a team adds one (``scripts/new-toolset``,
   its tools rewritten, ``contract --write``) and served alone, then progress,
   cancellation and results of 5 and 20 MB through the TypeScript clients
@@ -75,6 +77,7 @@ from pathlib import Path
 from typing import Any
 
 import docs_snippets
+import rolling
 from docs_snippets import Mode
 
 HERE = Path(__file__).resolve().parent
@@ -385,6 +388,44 @@ def task_conformance(service: Path, slug: str) -> None:
                     check,
                     "passes now: take it out of conformance_tasks.json's expected failures",
                 )
+        for running in clients:
+            running.result()
+
+
+ROLLING_START_SECONDS = 6.0
+"""How long after the task clients start their tasks the rolling restart begins."""
+
+
+def rolling_restart(service: Path, slug: str) -> None:
+    """Each task client creates a task (``slow_compute``, 20 s) on two processes of the
+    service on one Redis, behind a balancer; both processes are replaced, one after the
+    other, while the tasks run (each process handing its task on at the end of its
+    grace); each client reads its task's result, through the processes that replaced
+    them, with its default settings."""
+    settings = {
+        "MCP_AUTH": "none",
+        "MCP_TOOLSETS": "tasks-fixtures,long-jobs",
+        "MCP_SHUTDOWN_GRACE": "1",
+        "MCP_TASK_POLL_INTERVAL": "0.5",
+    }
+    store = "Redis, a rolling restart"
+    chosen = {"MCP_TASK_CHECKS": "rolling"}
+    with (
+        redis_server() as redis_url,
+        rolling.behind_a_balancer(
+            service, slug, {**ENV, **settings, **shared_tasks(redis_url)}
+        ) as (url, processes),
+        ThreadPoolExecutor(max_workers=1 + len(TS_TASK_CLIENTS)) as lanes,
+    ):
+        fastmcp = [*FASTMCP_TASKS_ENV, str(HERE / "task_clients.py"), url, store]
+        clients = [lanes.submit(script, "fastmcp-tasks client", fastmcp, HERE, chosen)]
+        for flavour in TS_TASK_CLIENTS:
+            command = ["node", str(HERE / "ts_tasks.mjs"), url, store]
+            env = {**chosen, "MCP_TS_CLIENT": flavour}
+            clients.append(lanes.submit(script, f"ts tasks client ({flavour})", command, HERE, env))
+        time.sleep(ROLLING_START_SECONDS)
+        processes.replace_oldest()
+        processes.replace_oldest()
         for running in clients:
             running.result()
 
@@ -723,10 +764,12 @@ def main(service: Path, slug: str) -> int:
                 done.result()
     warming.shutdown()
     add_task_fixtures(service)
-    with ThreadPoolExecutor(max_workers=2) as lanes:
+    with ThreadPoolExecutor(max_workers=3) as lanes:
         beside = lanes.submit(task_conformance, service, slug)
+        rolled = lanes.submit(rolling_restart, service, slug)
         long_calls(service, slug)
         beside.result()
+        rolled.result()
     if failures:
         print(f"\n{len(failures)} client check(s) failed:", file=sys.stderr)
         print("\n".join(f"  {failure}" for failure in failures), file=sys.stderr)

@@ -8,6 +8,9 @@ settings, against a service serving the long-jobs and tasks-fixtures toolsets.
 - ``failing_job`` (only a task): the tool's ``ToolError``, typed, as an error result;
 - ``slow_compute`` cancelled while it runs: the task ends ``cancelled``.
 
+With ``MCP_TASK_CHECKS=rolling``, only ``slow_compute`` of ``ROLLING_SECONDS`` as a task,
+read to its result while the service's processes are replaced one after the other.
+
     python task_clients.py URL STORE
 
 Runs in an environment of its own with ``fastmcp-tasks==4.1.4`` (which installs with
@@ -16,6 +19,7 @@ Exit status 0 when every check passes; otherwise 1, each failure printed as a FA
 """
 
 import asyncio
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -75,6 +79,19 @@ async def cancelled(client: Any) -> str | None:
     return None if final.status == "cancelled" else f"ended {final.status}"
 
 
+ROLLING_SECONDS = 20
+ROLLED = {"message": f"computed roll in {ROLLING_SECONDS} s"}
+
+
+async def across_a_rolling_restart(client: Any) -> str | None:
+    task = await call_tool_task(
+        client, "slow_compute", {"seconds": ROLLING_SECONDS, "label": "roll"}
+    )
+    result = await task.result()
+    return None if result.structured_content == ROLLED else f"result {result!r}"
+
+
+ROLLING = {"slow_compute: its result read across a rolling restart": across_a_rolling_restart}
 CHECKS: dict[str, Callable[[Any], Awaitable[str | None]]] = {
     "prepare_report as a task: status message, typed result": report_as_task,
     "prepare_report through call_tool, driven to its end": report_plainly,
@@ -90,7 +107,7 @@ async def check(
     label = f"fastmcp-tasks client ({store}): {what}"
     try:
         async with Client(url) as client:
-            problem = await asyncio.wait_for(run(client), 60)
+            problem = await asyncio.wait_for(run(client), 120)
     except Exception as exc:  # the check reports any failure, whatever its kind
         problem = f"{type(exc).__name__}: {exc}"
     if problem is None:
@@ -101,7 +118,8 @@ async def check(
 
 
 async def main(url: str, store: str) -> int:
-    await asyncio.gather(*(check(url, store, what, run) for what, run in CHECKS.items()))
+    chosen = ROLLING if os.environ.get("MCP_TASK_CHECKS") == "rolling" else CHECKS
+    await asyncio.gather(*(check(url, store, what, run) for what, run in chosen.items()))
     return 1 if failures else 0
 
 

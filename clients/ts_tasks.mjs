@@ -21,6 +21,9 @@
 //   whose execution.taskSupport allows it, with the preference "prefer";
 // - "sdk-1": the 1.x SDK's client.experimental.tasks.callToolStream (2025-11-25).
 //
+// With MCP_TASK_CHECKS=rolling, only slow_compute of ROLLING_SECONDS as a task, read to
+// its result while the service's processes are replaced one after the other.
+//
 // Usage: MCP_TS_CLIENT=FLAVOUR node ts_tasks.mjs URL STORE
 // STORE names where the service keeps its tasks, for the report. Exit status 0 when
 // every check passes; otherwise 1, each failure printed as a FAIL line.
@@ -39,6 +42,9 @@ const REPORT = {
 };
 const FAILED_JOB = { error: "job_failed", detail: "The job failed, as it always does." };
 const PROGRESS = "section 1 of 2 written";
+const ROLLING_SECONDS = 20;
+const ROLLED = { message: `computed roll in ${ROLLING_SECONDS} s` };
+const rolling = process.env.MCP_TASK_CHECKS === "rolling";
 const failures = [];
 
 async function check(tool, what, body) {
@@ -126,6 +132,14 @@ async function extTasks(mode) {
       expect(outcome.status === "completed", `the task ended ${outcome.status}`);
       return outcome.result;
     },
+    async rolled() {
+      const args = { seconds: ROLLING_SECONDS, label: "roll" };
+      const execution = await session.callTool("slow_compute", args, { task: { preference: "require" } });
+      expect(execution.kind === "task", `the call ran ${execution.kind}, not as a task`);
+      const { outcome } = await execution.settle();
+      expect(outcome.status === "completed", `the task ended ${outcome.status}`);
+      return outcome.result;
+    },
     async cancelled() {
       const execution = await session.callTool("slow_compute", { seconds: 30 }, { task: { preference: "require" } });
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -178,6 +192,11 @@ async function sdk1() {
       expect(!seen.error, `the task failed: ${seen.error?.message}`);
       return seen.result;
     },
+    async rolled() {
+      const seen = await stream("slow_compute", { seconds: ROLLING_SECONDS, label: "roll" });
+      expect(!seen.error, `the task failed: ${seen.error?.message}`);
+      return seen.result;
+    },
     async cancelled() {
       let taskId;
       const seen = await stream("slow_compute", { seconds: 30 }, async (task) => {
@@ -197,7 +216,12 @@ async function sdk1() {
 
 const tasks = await (flavour === "sdk-1" ? sdk1() : extTasks(flavour === "ext-tasks" ? "auto" : "legacy"));
 try {
-  await Promise.all([
+  await Promise.all(rolling ? [
+    check("slow_compute", "its result read across a rolling restart", async () => {
+      const result = await tasks.rolled();
+      deepStrictEqual(result.structuredContent, ROLLED);
+    }),
+  ] : [
     check("prepare_report", "a task: its progress the status message, its result typed", async () => {
       const result = await tasks.report();
       deepStrictEqual(result.structuredContent, REPORT);

@@ -8,9 +8,9 @@ in ``nox -s clients``).
 
 On Redis, two processes of the service on two ports share one real ``redis-server``
 (which these tests start): a task created through one is read, cancelled and answered
-through the other; a process killed outright leaves its running task ``failed``, said
-so by the other, never ``working`` forever; and nothing of the request that created a
-task (its token, its headers, its arguments) is in the store, searched whole.
+through the other, and nothing of the request that created a task (its token, its
+headers, its arguments) is in the store in clear, searched whole. What happens to a
+task whose process stops is test_durable_tasks.py's.
 """
 
 import json

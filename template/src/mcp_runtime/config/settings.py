@@ -133,7 +133,7 @@ class ServiceSettings(BaseSettings):
     task_timeout: float = Field(
         86400.0,
         gt=0,
-        description="seconds a task may run from its creation; past it, it ends failed",
+        description="seconds a task may run from its creation; past it, it answers isError",
     )
     max_tasks_per_caller: int = Field(
         100, ge=1, description="tasks one caller may have running at once"

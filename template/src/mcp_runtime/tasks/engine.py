@@ -14,14 +14,15 @@ Docket leases each running task to the process running it, which renews the leas
 lost machine), the lease runs out and another process takes the task over and runs it
 again, from its tool's last checkpoint (:mod:`mcp_runtime.execution.checkpoints`). A
 process that shuts down stops taking tasks when its drain begins and, at the end of
-its grace, hands the tasks it still runs on at once. The engine renews the leases of its
-running tasks itself as well: Docket's worker stops renewing them on a store error while
-the tasks run on.
+its grace, hands the tasks it still runs on at once. Its workers, and the leases of the
+tasks they run, are :mod:`mcp_runtime.tasks.workers`'s; the store's scripts,
+:mod:`mcp_runtime.tasks.store`'s.
 
-A task ends ``failed`` only when ``MCP_TASK_TIMEOUT`` has run out since its creation,
-when it was taken over more than ``MCP_TASK_MAX_RESUMES`` times (a task that kills its
-process each time), or on ``memory://`` when its process stopped; never because a
-process looked stopped. Its record's first end is its last: a status read terminal
+A task ends ``failed`` only when it was taken over more than ``MCP_TASK_MAX_RESUMES``
+times (a task that kills its process each time), or on ``memory://`` when its process
+stopped; never because a process looked stopped. Once ``MCP_TASK_TIMEOUT`` has passed
+since its creation, whichever runs it had, it answers ``isError`` as a plain call that
+times out does. Its record's first end is its last: a status read terminal
 never changes. Once ended, the record is kept for the task's ttl, then removed.
 """
 
@@ -35,20 +36,22 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
-from urllib.parse import parse_qsl, urlsplit
 
-from docket import CurrentExecution, Docket, ExecutionState, Retry, Worker
+from docket import CurrentExecution, Docket, ExecutionState, Retry
 from docket.execution import Execution
 from mcp.types import INTERNAL_ERROR
-from redis.exceptions import MaxConnectionsError, RedisError
+from redis.exceptions import MaxConnectionsError
 
 from mcp_runtime.auth.oauth import Caller, using_caller
 from mcp_runtime.auth.request_headers import task_headers
+from mcp_runtime.contract.output_contract import error_result
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.execution.checkpoints import TaskRun, running_task
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk import task_context
 from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
+from mcp_runtime.tasks.workers import ProcessWorkers
+from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, CREATE, END, STORE_ERRORS, pooled, run_script
 from mcp_runtime.tasks.sealing import Seal
 
 __all__ = [
@@ -72,8 +75,6 @@ STATES: dict[ExecutionState, Status] = {
 STORE_SLOTS = 32
 """The engine's store commands in flight at once in one process: a burst of requests
 waits for a slot instead of emptying the store client's pool of connections."""
-POOL_SIZE = 512
-"""The store client's connections (the URL's ``max_connections`` when it names none)."""
 FLUSH_SECONDS = 5.0
 """How long a run that ends or is handed on waits for its last checkpoint to be stored."""
 
@@ -84,9 +85,11 @@ STOPPED = (
     "did not end within the shutdown grace), so the task has no result: call the tool again."
 )
 TIMED_OUT = (
-    "The task did not finish within {seconds:g} seconds of its creation (MCP_TASK_TIMEOUT), "
-    "so it has no result: call the tool again, or ask for less at once."
+    "Tool '{tool}' did not finish within {seconds:g} seconds: try again later, or ask for "
+    "less at once."
 )
+"""A task's answer once ``MCP_TASK_TIMEOUT`` has passed since its creation, whichever runs
+it had: the text of a plain call's timeout, the timeout the whole task's."""
 TAKEN_OVER_TOO_OFTEN = (
     "The task was taken over {times} times, each after the process running it stopped "
     "without ending it (killed, or its machine lost), more than the service allows "
@@ -98,47 +101,6 @@ UNOPENED = (
     "that sealed it was dropped), so it cannot run: call the tool again."
 )
 BROKEN = "The task failed in the service, without a result: call the tool again."
-
-END = """
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3],
-  'ended', ARGV[4])
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-redis.call('SREM', KEYS[2], ARGV[6])
-return 1
-"""
-"""Ends a task's record, unless it has ended already: its first end is its last."""
-
-CREATE = """
-redis.call('SADD', KEYS[2], ARGV[1])
--- SMEMBERS, not SCARD, which the embedded store lacks: the set holds at most the cap
-local open = #redis.call('SMEMBERS', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'tool', ARGV[5], 'created', ARGV[2],
-  'ttl_ms', ARGV[6], 'request', ARGV[7])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
-return open
-"""
-"""Stores a new task's record, and adds it to its owner's tasks; how many of the owner's
-tasks are open then, the new one included."""
-
-BEGIN = """
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
-  return {}
-end
-redis.call('HINCRBY', KEYS[1], 'runs', 1)
-if ARGV[1] == '1' then
-  redis.call('HINCRBY', KEYS[1], 'takeovers', 1)
-end
-return redis.call('HGETALL', KEYS[1])
-"""
-"""Counts a run of a task that has not ended (and its takeover, when it is one); the
-task's record, or nothing when it is not to run (ended, or expired)."""
-
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
@@ -160,8 +122,6 @@ class HandedOn(Exception):  # noqa: N818 - what happened, not an error
     process that is not shutting down."""
 
 
-STORE_ERRORS = (RedisError, OSError)
-"""What the store's client raises when the store does not answer."""
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -264,8 +224,9 @@ class EngineSettings:
 class TaskEngine:
     """The tasks of one service, as seen from this process (see the module's docstring).
 
-    Docket starts on the first use, so a service with no task tool, or a process that
-    never serves a task, opens no store; :meth:`close` stops this process's worker.
+    A service with no task tool has no engine. On Redis, the store opens when the app
+    starts (:meth:`start`), so that the process takes over tasks at once; on
+    ``memory://``, on first use. :meth:`close` stops this process's workers.
     """
 
     def __init__(self, settings: EngineSettings, seal: Seal | None = None) -> None:
@@ -281,9 +242,7 @@ class TaskEngine:
         self._opening: asyncio.Future[Docket] | None = None
         self._closing: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self._workers: dict[str, asyncio.Task[None]] = {}  # by name: their run_forever
-        self._taking = ""  # the name of the worker that takes tasks
-        self._begun: dict[str, float] = {}  # when each worker began (time.monotonic)
+        self._workers: ProcessWorkers | None = None
         self._draining = False
         self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
@@ -344,9 +303,18 @@ class TaskEngine:
             async with contextlib.AsyncExitStack() as stack:
                 docket = await stack.enter_async_context(self._new_docket())
                 docket.register(self._function)
-                await self._add_worker(docket, stack)
+                settings = self.settings
+                workers = ProcessWorkers(
+                    docket,
+                    self.worker_name,
+                    concurrency=settings.concurrency,
+                    lease=settings.lease,
+                    slots=self._slots,
+                )
+                await workers.add(stack)
+                self._workers = workers
                 leases = asyncio.get_running_loop().create_task(
-                    self._renew_leases(docket), name="mcp-task-leases"
+                    workers.renew_leases(self._held), name="mcp-task-leases"
                 )
                 self._docket = docket
                 opening.set_result(docket)
@@ -354,9 +322,9 @@ class TaskEngine:
                 while not closing.is_set():
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(closing.wait(), timeout=every)
-                    if self.settings.shared and not closing.is_set() and not self._draining:
-                        await self._keep_taking(docket, stack)
-                await self._stop_workers()
+                    if settings.shared and not closing.is_set() and not self._draining:
+                        await workers.keep_taking(stack)
+                await workers.stop(FLUSH_SECONDS)
                 self._docket = None
         except Exception as exc:
             if not opening.done():
@@ -367,68 +335,15 @@ class TaskEngine:
             if leases is not None:
                 leases.cancel()
 
-    async def _add_worker(self, docket: Docket, stack: contextlib.AsyncExitStack) -> None:
-        """Start a worker of this process on ``docket``: the one that takes its tasks."""
-        name = self.worker_name if not self._begun else f"{self.worker_name}.{len(self._begun)}"
-        worker = Worker(
-            docket,
-            name=name,
-            concurrency=self.settings.concurrency,
-            redelivery_timeout=timedelta(seconds=self.settings.lease),
-            schedule_automatic_tasks=False,
-        )
-        await stack.enter_async_context(worker)
-        run = asyncio.get_running_loop().create_task(worker.run_forever(), name="mcp-task-worker")
-        self._workers[name] = run
-        self._taking = name
-        self._begun[name] = time.monotonic()
-
-    async def _keep_taking(self, docket: Docket, stack: contextlib.AsyncExitStack) -> None:
-        """Keep a worker taking tasks. Docket's worker stops taking them on a store error
-        until the tasks it runs have ended (hours, for some): when the worker that takes
-        tasks has stopped beating its heartbeat, another one takes its place, and the
-        former is stopped once it beats again (back to taking, its tasks ended)."""
-        try:
-            async with self._slots:
-                beating = {worker.name: worker.last_seen for worker in await docket.workers()}
-        except STORE_ERRORS:
-            return
-        window = 3 * docket.heartbeat_interval
-        stale = datetime.now(UTC) - window
-        for name, run in list(self._workers.items()):
-            fresh = name in beating and beating[name] > stale
-            begun = time.monotonic() - self._begun[name] > window.total_seconds()
-            if run.done():
-                del self._workers[name]
-            elif name != self._taking and fresh:
-                self._stop_worker(run)  # back from its outage: the newer one takes tasks
-            elif name == self._taking and not fresh and begun:
-                logger.warning(
-                    "the task worker stopped taking tasks after a store error, until its "
-                    "running tasks end: another one takes them meanwhile"
-                )
-                await self._add_worker(docket, stack)
-
-    async def _stop_workers(self) -> None:
-        """Stop every worker of this process: they take no more tasks, and the tasks they
-        run end (or are stopped, past :data:`FLUSH_SECONDS`)."""
-        runs = list(self._workers.values())
-        for run in runs:
-            self._stop_worker(run)
-        if runs:
-            await asyncio.wait(runs, timeout=FLUSH_SECONDS)
-        for run in runs:
-            if not run.done():
-                run.cancel()  # a second cancel stops the tasks still running
-            with contextlib.suppress(BaseException):
-                await run
-        self._workers.clear()
+    def _held(self) -> list[tuple[bytes | str, str]]:
+        """The stream message of each task running here, with the worker that holds it."""
+        return [(message, worker) for message, worker, _ in self.running.values()]
 
     def _new_docket(self) -> Docket:
         settings = self.settings
         return Docket(
             name=self.name,
-            url=_pooled(settings.url),
+            url=pooled(settings.url),
             execution_ttl=timedelta(seconds=max(60.0, settings.lease)),
         )
 
@@ -437,14 +352,8 @@ class TaskEngine:
         on until they end, or are handed on at the end of the grace. Safe to call from a
         signal handler."""
         self._draining = True
-        for run in list(self._workers.values()):
-            if not run.done():
-                run.get_loop().call_soon_threadsafe(self._stop_worker, run)
-
-    @staticmethod
-    def _stop_worker(worker: "asyncio.Task[None]") -> None:
-        if not worker.done() and worker.cancelling() == 0:
-            worker.cancel()  # Docket's worker stops reading, and waits for its tasks
+        if self._workers is not None:
+            self._workers.stop_taking()
 
     async def close(self) -> None:
         """Stop this process's worker and close the store. On ``memory://``, a task still
@@ -463,29 +372,6 @@ class TaskEngine:
             closing.set()
             with contextlib.suppress(Exception):
                 await keeper
-
-    async def _renew_leases(self, docket: Docket) -> None:
-        """Keep the leases of the tasks this process runs, whatever Docket's worker does."""
-        while True:
-            await asyncio.sleep(self.settings.lease / 4)
-            held: dict[str, list[bytes | str]] = {}
-            for message, worker, _ in self.running.values():
-                if message:
-                    held.setdefault(worker, []).append(message)
-            for worker, messages in held.items():
-                try:
-                    async with self._slots, docket.redis() as redis:
-                        await redis.xclaim(
-                            name=docket.stream_key,
-                            groupname=docket.worker_group_name,
-                            consumername=worker,
-                            min_idle_time=0,
-                            message_ids=messages,
-                            idle=0,
-                            justid=True,
-                        )
-                except STORE_ERRORS as exc:
-                    logger.debug("the leases of running tasks were not renewed (%s)", exc)
 
     # Running ---------------------------------------------------------------------------
 
@@ -515,10 +401,8 @@ class TaskEngine:
         """Run task ``task_id`` once more: to its end, or until handed on."""
         docket = await self._store()
         async with self._slots, docket.redis() as redis:
-            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
-            flat = await client.eval(
-                BEGIN, 1, self._record_key(task_id), "1" if execution.redelivered else "0"
-            )
+            taken_over = "1" if execution.redelivered else "0"
+            flat = await run_script(redis, BEGIN, [self._record_key(task_id)], [taken_over])
         if not flat:
             return  # expired, cancelled, or ended by an earlier run
         pairs = zip(flat[::2], flat[1::2], strict=True)
@@ -528,13 +412,13 @@ class TaskEngine:
         end = functools.partial(self._end, task_id, owner=owner, ttl_ms=ttl_ms)
         tool = self.tools.get(record.get("tool", ""))
         if takeovers > self.settings.max_resumes:
-            logger.warning("a task of %s was taken over %d times: it failed", tool, takeovers)
+            logger.warning("a task was taken over %d times: it failed", takeovers)
             await end("failed", TAKEN_OVER_TOO_OFTEN.format(times=takeovers))
             return
         timeout = self.settings.timeout
         left = None if timeout is None else float(record["created"]) + timeout - time.time()
         if left is not None and left <= 0:
-            await end("failed", TIMED_OUT.format(seconds=timeout))
+            await end("completed", "", self.seal.close(self._timed_out(tool)))
             return
         try:
             request = TaskRequest.opened_by(self.seal, record["request"])
@@ -547,7 +431,7 @@ class TaskEngine:
         if tool is None:
             await end("failed", BROKEN)
             return
-        worker = execution.worker or self._taking
+        worker = execution.worker or (self._workers.taking if self._workers else "")
         self.running[task_id] = (execution.message_id or b"", worker, asyncio.current_task())
         try:
             await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left, end)
@@ -591,10 +475,17 @@ class TaskEngine:
             await end("failed", STOPPED)
             return
         if outcome == Outcome.TIMEOUT:
-            await end("failed", TIMED_OUT.format(seconds=self.settings.timeout))
+            await end("completed", "", self.seal.close(self._timed_out(tool)))
             return
         answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         await end("completed", "", self.seal.close(answer))
+
+    def _timed_out(self, tool: ContractTool | None) -> dict[str, Any]:
+        """The answer of a task of ``tool`` whose ``MCP_TASK_TIMEOUT`` has run out."""
+        name = tool.name if tool is not None else "?"
+        text = TIMED_OUT.format(tool=name, seconds=self.settings.timeout or 0)
+        answer = error_result(text)
+        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     async def _report(self, execution: Execution, message: str) -> None:
         """Set the task's status message; dropped when the store does not answer."""
@@ -608,7 +499,7 @@ class TaskEngine:
         docket = await self._store()
         sealed = self.seal.close(text)
         async with self._slots, docket.redis() as redis:
-            await redis.hset(self._record_key(task_id), "checkpoint", sealed)
+            await run_script(redis, CHECKPOINT, [self._record_key(task_id)], [sealed])
 
     async def _end(
         self,
@@ -633,18 +524,12 @@ class TaskEngine:
                     if owner is None or ttl_ms is None:
                         owner = (await redis.hget(key, "owner") or b"").decode()
                         ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
-                    client: Any = redis  # both stores run Lua; the client's type lacks eval
-                    ended = await client.eval(
+                    kept = str(max(1, round(ttl_ms / 1000)))
+                    ended = await run_script(
+                        redis,
                         END,
-                        2,
-                        key,
-                        self._open_key(owner),
-                        status,
-                        message,
-                        result,
-                        repr(time.time()),
-                        str(max(1, round(ttl_ms / 1000))),
-                        task_id,
+                        [key, self._open_key(owner)],
+                        [status, message, result, repr(time.time()), kept, task_id],
                     )
                 return bool(ended)
             except STORE_ERRORS:
@@ -672,20 +557,11 @@ class TaskEngine:
         key, open_key = self._record_key(task_id), self._open_key(owner)
         sealed = request.sealed_by(self.seal)
         async with self._slots, docket.redis() as redis:
-            client: Any = redis  # both Redis and the embedded store run Lua; its type lacks eval
-            open_count = await client.eval(
+            open_count = await run_script(
+                redis,
                 CREATE,
-                3,
-                key,
-                open_key,
-                self._owner_key(owner),
-                task_id,
-                repr(now),
-                str(keep),
-                owner,
-                tool.name,
-                str(round(ttl * 1000)),
-                sealed,
+                [key, open_key, self._owner_key(owner)],
+                [task_id, repr(now), str(keep), owner, tool.name, str(round(ttl * 1000)), sealed],
             )
         if open_count > settings.max_per_caller and (
             await self._open_count(owner) > settings.max_per_caller
@@ -860,12 +736,3 @@ class TaskEngine:
 
     def _open_key(self, owner: str) -> str:
         return f"{self.name}:open:{owner}"
-
-
-def _pooled(url: str) -> str:
-    """``url`` with a pool of :data:`POOL_SIZE` connections, unless it names its own."""
-    if url == "memory://" or urlsplit(url).scheme == "redis+sentinel":
-        return url
-    if any(name == "max_connections" for name, _ in parse_qsl(urlsplit(url).query)):
-        return url
-    return f"{url}{'&' if urlsplit(url).query else '?'}max_connections={POOL_SIZE}"

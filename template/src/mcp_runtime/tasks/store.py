@@ -1,0 +1,90 @@
+"""The task store as the engine uses it: the errors that say it did not answer, its
+client's pool, and the engine's scripts, each a step that must happen whole, in one
+round trip, on Redis as on the embedded store (``memory://``), which lacks some commands
+(``SCARD``) and runs the rest.
+
+A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sealed
+``request``, then ``runs``, ``takeovers``, a sealed ``checkpoint``, and once it has ended
+``status``, ``message``, a sealed ``result`` and ``ended``).
+"""
+
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from redis.exceptions import RedisError
+
+__all__ = ["BEGIN", "CHECKPOINT", "CREATE", "END", "STORE_ERRORS", "pooled", "run_script"]
+
+STORE_ERRORS = (RedisError, OSError)
+"""What the store's client raises when the store does not answer (or, redis-py's
+``MaxConnectionsError``, when its pool has no free connection)."""
+POOL_SIZE = 512
+"""The store client's connections (the URL's ``max_connections`` when it names none)."""
+
+CREATE = """
+redis.call('SADD', KEYS[2], ARGV[1])
+-- SMEMBERS, not SCARD, which the embedded store lacks: the set holds at most the cap
+local open = #redis.call('SMEMBERS', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'tool', ARGV[5], 'created', ARGV[2],
+  'ttl_ms', ARGV[6], 'request', ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return open
+"""
+"""Stores a new task's record (KEYS: record, owner's open tasks, owner's tasks; ARGV: id,
+created, seconds kept, owner, tool, ttl_ms, sealed request); how many of the owner's
+tasks are open then, the new one included."""
+
+BEGIN = """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
+  return {}
+end
+redis.call('HINCRBY', KEYS[1], 'runs', 1)
+if ARGV[1] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'takeovers', 1)
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+"""Counts a run of a task that has not ended, and its takeover when ARGV[1] is ``1``; the
+task's record (flat), or nothing when it is not to run (ended, or expired)."""
+
+CHECKPOINT = """
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'status') == 0 then
+  redis.call('HSET', KEYS[1], 'checkpoint', ARGV[1])
+end
+return 0
+"""
+"""Keeps a task's sealed checkpoint (ARGV[1]) while the task has not ended, and never
+makes a record the store would then keep without a ttl."""
+
+END = """
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'status') == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3],
+  'ended', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('SREM', KEYS[2], ARGV[6])
+return 1
+"""
+"""Ends a task's record (KEYS: record, owner's open tasks; ARGV: status, message, sealed
+result, ended, seconds kept, id), unless it has ended already: its first end is its
+last. 1 when it ended now."""
+
+
+async def run_script(store: object, script: str, keys: list[str], args: list[str]) -> Any:
+    """``script``'s answer, run on ``store`` (Docket's client: Redis, or the embedded
+    store, both of which run Lua, though the client's declared type lacks ``eval``)."""
+    client: Any = store
+    return await client.eval(script, len(keys), *keys, *args)
+
+
+def pooled(url: str) -> str:
+    """``url`` with a pool of :data:`POOL_SIZE` connections, unless it names its own."""
+    if url == "memory://" or urlsplit(url).scheme == "redis+sentinel":
+        return url
+    if any(name == "max_connections" for name, _ in parse_qsl(urlsplit(url).query)):
+        return url
+    return f"{url}{'&' if urlsplit(url).query else '?'}max_connections={POOL_SIZE}"
