@@ -392,12 +392,12 @@ def task_conformance(service: Path, slug: str) -> None:
             running.result()
 
 
-ROLLING_START_SECONDS = 6.0
+ROLLING_START_SECONDS = 4.0
 """How long after the task clients start their tasks the rolling restart begins."""
 
 
 def rolling_restart(service: Path, slug: str) -> None:
-    """Each task client creates a task (``slow_compute``, 20 s) on two processes of the
+    """Each task client creates a task (``slow_compute``, 10 s) on two processes of the
     service on one Redis, behind a balancer; both processes are replaced, one after the
     other, while the tasks run (each process handing its task on at the end of its
     grace); each client reads its task's result, through the processes that replaced
@@ -428,6 +428,12 @@ def rolling_restart(service: Path, slug: str) -> None:
         processes.replace_oldest()
         for running in clients:
             running.result()
+    handed = sum(log.read_text().count("was handed on at shutdown") for log in processes.logs)
+    report(
+        "task clients (a rolling restart)",
+        "each task was running when a process it ran on stopped",
+        None if handed >= len(clients) else f"{handed} hand-ons for {len(clients)} tasks",
+    )
 
 
 def task_clients(store: str, url: str) -> None:

@@ -79,7 +79,7 @@ async def cancelled(client: Any) -> str | None:
     return None if final.status == "cancelled" else f"ended {final.status}"
 
 
-ROLLING_SECONDS = 20
+ROLLING_SECONDS = 10
 ROLLED = {"message": f"computed roll in {ROLLING_SECONDS} s"}
 
 

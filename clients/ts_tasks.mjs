@@ -42,7 +42,7 @@ const REPORT = {
 };
 const FAILED_JOB = { error: "job_failed", detail: "The job failed, as it always does." };
 const PROGRESS = "section 1 of 2 written";
-const ROLLING_SECONDS = 20;
+const ROLLING_SECONDS = 10;
 const ROLLED = { message: `computed roll in ${ROLLING_SECONDS} s` };
 const rolling = process.env.MCP_TASK_CHECKS === "rolling";
 const failures = [];

@@ -41,7 +41,8 @@ PROVES = {
         "`scripts/lint` (ruff, mypy --strict, deptry) and the whole runtime suite (its "
         "scaffold tests add toolsets, a tool named like its own test modules and task tools "
         "to a copy of the service, then run its lint, tests and contract; its task tests "
-        "serve two processes on a `redis-server` of their own; those marked `any_python`, of "
+        "serve two processes on a `redis-server` of their own, and kill, stop, restart and "
+        "cut off their store under running tasks; those marked `any_python`, of "
         "processes, the store and pytest's collection, on the first Python only), `check` by "
         "console script and by `python -m`, `schema` typed"
     ),
@@ -89,7 +90,9 @@ PROVES = {
         "failure one `clients/conformance_tasks.json` expects; against both stores, tasks "
         "through fastmcp-tasks' client, the TypeScript 2.x client with ext-tasks in each era "
         "and the 1.x SDK's experimental tasks: the example `prepare_report` as a task (its "
-        "progress the status message, its typed result), a `ToolError`, a cancel"
+        "progress the status message, its typed result), a `ToolError`, a cancel; and each "
+        "of these clients reading a task's result across a rolling restart of two processes "
+        "behind a balancer, each handing its task on"
     ),
     # Run by default in place of the two it runs side by side (DEFAULT below).
     "served": (

@@ -262,9 +262,9 @@ def test_two_hundred_tasks_at_once_through_two_processes_each_run_once(
     assert all(len(ran(tmp_path, f"b{n}")) == 1 for n in range(200))  # each ran once
 
 
-ROLLING_STEPS = 15
-"""The steps of the task a rolling restart meets: two seconds a step, thirty seconds of
-work, which each process in turn stops after a few of its steps."""
+ROLLING_STEPS = 10
+"""The steps of the task a rolling restart meets: a second and a half a step, which each
+process in turn stops after a few of its steps."""
 
 
 def test_a_rolling_restart_of_both_processes_meets_a_task_that_runs_on_to_its_end(
@@ -277,9 +277,9 @@ def test_a_rolling_restart_of_both_processes_meets_a_task_that_runs_on_to_its_en
     with ExitStack() as stack:
         first = stack.enter_context(run_server(SLOW_SERVICE, env=env))
         second = stack.enter_context(run_server(SLOW_SERVICE, env=env))
-        task_id = start(first, "roll", count=ROLLING_STEPS, seconds=2)
+        task_id = start(first, "roll", count=ROLLING_STEPS, seconds=1.5)
         reader = second
-        for steps_before, stopping in ((4, first), (8, second)):
+        for steps_before, stopping in ((3, first), (6, second)):
             until(functools.partial(began, tmp_path, "roll", steps_before), seconds=30)
             stopping.process.send_signal(signal.SIGTERM)
             assert stopping.process.wait(timeout=20) == 0

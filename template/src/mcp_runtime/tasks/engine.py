@@ -50,9 +50,9 @@ from mcp_runtime.execution.checkpoints import TaskRun, running_task
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk import task_context
 from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
-from mcp_runtime.tasks.workers import ProcessWorkers
-from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, CREATE, END, STORE_ERRORS, pooled, run_script
 from mcp_runtime.tasks.sealing import Seal
+from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, CREATE, END, STORE_ERRORS, pooled, run_script
+from mcp_runtime.tasks.workers import ProcessWorkers
 
 __all__ = [
     "EngineSettings",
@@ -101,6 +101,7 @@ UNOPENED = (
     "that sealed it was dropped), so it cannot run: call the tool again."
 )
 BROKEN = "The task failed in the service, without a result: call the tool again."
+
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
