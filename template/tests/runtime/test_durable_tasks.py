@@ -292,3 +292,34 @@ def test_a_rolling_restart_of_both_processes_meets_a_task_that_runs_on_to_its_en
     twice = [step for step, count in Counter(step for step, _ in steps).items() if count > 1]
     assert len(twice) <= 2, steps  # at most one a hand-on, each the step it cut short
     assert len({pid for _, pid in steps}) >= 2  # it ran in more than one process
+
+
+def test_a_store_whose_connections_are_all_in_use_is_said_to_be_busy_not_unreachable(
+    environment: dict[str, str], redis_url: str
+) -> None:
+    """A burst of creations against a pool of two connections: a creation the pool has
+    no connection for is refused as busy, never as a store out of reach."""
+    env = environment | {
+        "MCP_TASKS_URL": f"{redis_url}?max_connections=2",
+        "MCP_MAX_TASKS_PER_CALLER": "1000",
+    }
+    with run_server(SLOW_SERVICE, env=env) as server:
+
+        def create(n: int) -> dict[str, Any]:
+            arguments = {"name": f"p{n}", "count": 1}
+            return call(server, "tools/call", {"name": "steps", "arguments": arguments})
+
+        with ThreadPoolExecutor(max_workers=60) as pool:
+            answers = list(pool.map(create, range(60)))
+    refusals = [
+        answer["result"]["content"][0]["text"]
+        for answer in answers
+        if answer["result"].get("isError")
+    ]
+    assert refusals, "no creation met a full pool"
+    assert len(refusals) < len(answers), "no creation was accepted"
+    for detail in refusals:
+        assert detail.startswith(
+            "The service's task store has too many requests at once right now, so the task "
+            "was not created: try again in a few seconds."
+        ), detail
