@@ -41,7 +41,9 @@ HEADERS = {
     "mcp-protocol-version": PROTOCOL,
 }
 GREETING = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}
-STARTUP_SECONDS = 60.0
+# Long enough for two worker processes to start while `served` runs the clients beside:
+# on two cores, that load has kept one from answering readiness within 60 s.
+STARTUP_SECONDS = 120.0
 ANSWER_SECONDS = 10.0
 MASKED = re.compile(
     r"Tool '(?P<tool>[^']+)' failed with an unexpected error \(error id (?P<id>[0-9a-f]{12})\)\. "

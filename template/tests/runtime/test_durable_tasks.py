@@ -10,7 +10,6 @@ store that goes away for a while changes no task's end; and a store that saw pro
 come and go keeps no key without a TTL but the docket's own.
 """
 
-import functools
 import os
 import signal
 import subprocess
@@ -19,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +78,6 @@ def ran(folder: Path, name: str) -> list[tuple[int, int]]:
     path = folder / f"ran-{name}"
     lines = path.read_text().splitlines() if path.exists() else []
     return [(int(step), int(pid)) for _, step, _, pid in (line.split() for line in lines)]
-
-
-def began(folder: Path, name: str, steps: int) -> bool:
-    """Whether task ``name`` has begun ``steps`` steps, counting those it ran twice."""
-    return len(ran(folder, name)) >= steps
 
 
 def until(check: Callable[[], bool], seconds: float = 15) -> float:
@@ -260,38 +253,6 @@ def test_two_hundred_tasks_at_once_through_two_processes_each_run_once(
             ends = list(pool.map(end, range(200)))
     assert Counter(end["status"] for end in ends) == {"completed": 200}
     assert all(len(ran(tmp_path, f"b{n}")) == 1 for n in range(200))  # each ran once
-
-
-ROLLING_STEPS = 10
-"""The steps of the task a rolling restart meets: a second and a half a step, which each
-process in turn stops after a few of its steps."""
-
-
-def test_a_rolling_restart_of_both_processes_meets_a_task_that_runs_on_to_its_end(
-    environment: dict[str, str], tmp_path: Path
-) -> None:
-    """As a rolling deploy does: each process in turn told to stop, and started again,
-    while a checkpointing task runs. The task ends completed, each step it
-    checkpointed ran once, and only a step cut short by a hand-on ran twice."""
-    env = environment | {"MCP_TASK_LEASE": "30"}
-    with ExitStack() as stack:
-        first = stack.enter_context(run_server(SLOW_SERVICE, env=env))
-        second = stack.enter_context(run_server(SLOW_SERVICE, env=env))
-        task_id = start(first, "roll", count=ROLLING_STEPS, seconds=1.5)
-        reader = second
-        for steps_before, stopping in ((3, first), (6, second)):
-            until(functools.partial(began, tmp_path, "roll", steps_before), seconds=30)
-            stopping.process.send_signal(signal.SIGTERM)
-            assert stopping.process.wait(timeout=20) == 0
-            assert status(reader, task_id)["status"] == "working"
-            reader = stack.enter_context(run_server(SLOW_SERVICE, env=env))
-        done = ended(reader, task_id, seconds=120)
-    assert done["status"] == "completed", done
-    steps = ran(tmp_path, "roll")
-    assert sorted({step for step, _ in steps}) == list(range(1, ROLLING_STEPS + 1))
-    twice = [step for step, count in Counter(step for step, _ in steps).items() if count > 1]
-    assert len(twice) <= 2, steps  # at most one a hand-on, each the step it cut short
-    assert len({pid for _, pid in steps}) >= 2  # it ran in more than one process
 
 
 def test_a_store_whose_connections_are_all_in_use_is_said_to_be_busy_not_unreachable(
