@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -443,6 +444,29 @@ def test_a_caller_past_the_cap_of_open_tasks_is_told_so(
         modern(server, "tasks/cancel", {"taskId": task_id}, headers=cleo)
     again = modern(server, "tools/call", job("cap5"), headers=cleo)["result"]
     assert again["resultType"] == "task"
+
+
+def test_creations_at_once_past_the_cap_keep_exactly_the_cap(
+    guarded: tuple[LocalIssuer, RunningServer],
+) -> None:
+    """Creations sent together are stored together: of eight at once, exactly the cap's
+    two are tasks, and each other is told it is past the cap."""
+    issuer, server = guarded
+    eve = bearer(issuer, "eve")
+
+    def create(n: int) -> dict[str, Any]:
+        answer = modern(server, "tools/call", job(f"burst{n}", hold=True), headers=eve)
+        return dict(answer["result"])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(create, range(8)))
+    accepted = [answer["taskId"] for answer in answers if answer.get("resultType") == "task"]
+    refused = [answer for answer in answers if answer.get("isError")]
+    assert len(accepted) == 2, answers
+    assert len(refused) == 6, answers
+    assert {answer["structuredContent"]["error"] for answer in refused} == {"too_many_tasks"}
+    for task_id in accepted:
+        modern(server, "tasks/cancel", {"taskId": task_id}, headers=eve)
 
 
 # On Redis -------------------------------------------------------------------------------

@@ -32,12 +32,12 @@ import functools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from docket import CurrentExecution, Docket, ExecutionState, Retry
+from docket import CurrentExecution, Disposition, Docket, ExecutionState, Retry
 from docket.execution import Execution
 from mcp.types import INTERNAL_ERROR
 from redis.exceptions import MaxConnectionsError
@@ -49,9 +49,19 @@ from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.execution.checkpoints import TaskRun, running_task
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk import task_context
+from mcp_runtime.tasks.batches import GroupCommit
 from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
 from mcp_runtime.tasks.sealing import Seal
-from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, CREATE, END, STORE_ERRORS, pooled, run_script
+from mcp_runtime.tasks.store import (
+    BEGIN,
+    CHECKPOINT,
+    CREATE,
+    END,
+    STORE_ERRORS,
+    pooled,
+    run_script,
+    run_scripts,
+)
 from mcp_runtime.tasks.workers import ProcessWorkers
 
 __all__ = [
@@ -73,8 +83,13 @@ STATES: dict[ExecutionState, Status] = {
     ExecutionState.CANCELLED: "cancelled",
 }
 STORE_SLOTS = 32
-"""The engine's store commands in flight at once in one process: a burst of requests
-waits for a slot instead of emptying the store client's pool of connections."""
+"""The store commands of requests (creating, reading, cancelling tasks) in flight at once
+in one process: a burst of requests waits for a slot instead of emptying the store
+client's pool of connections."""
+RUN_SLOTS = 4
+"""The store commands of runs (their start, checkpoints, status messages and end) in
+flight at once in one process, beside the requests': a burst of creations is answered
+while the runs it queued wait their turn, a few milliseconds each."""
 FLUSH_SECONDS = 5.0
 """How long a run that ends or is handed on waits for its last checkpoint to be stored."""
 
@@ -101,6 +116,11 @@ UNOPENED = (
     "that sealed it was dropped), so it cannot run: call the tool again."
 )
 BROKEN = "The task failed in the service, without a result: call the tool again."
+AT_THE_CAP = (
+    "This caller already has {cap} tasks running, as many as the service allows one caller "
+    "(MCP_MAX_TASKS_PER_CALLER): wait for one to end, or cancel one with tasks/cancel, then "
+    "call again."
+)
 
 
 class TaskLimitError(Exception):
@@ -202,6 +222,16 @@ class TaskRequest:
 
 
 @dataclass(frozen=True)
+class _Creation:
+    """A task to store: its id, owner, and the keys and arguments of :data:`CREATE`."""
+
+    task_id: str
+    owner: str
+    keys: list[str]
+    args: list[str]
+
+
+@dataclass(frozen=True)
 class EngineSettings:
     """Where tasks are kept and for how long: the engine's share of the service's settings."""
 
@@ -239,6 +269,7 @@ class TaskEngine:
         # The tasks running here: their stream message, its worker, the asyncio task.
         self.running: dict[str, tuple[bytes | str, str, asyncio.Task[Any] | None]] = {}
         self._slots = asyncio.Semaphore(STORE_SLOTS)
+        self._run_slots = asyncio.Semaphore(RUN_SLOTS)
         self._docket: Docket | None = None
         self._opening: asyncio.Future[Docket] | None = None
         self._closing: asyncio.Event | None = None
@@ -247,6 +278,7 @@ class TaskEngine:
         self._draining = False
         self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
+        self._creations: GroupCommit[_Creation, None] = GroupCommit(self._create_all)
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -401,7 +433,7 @@ class TaskEngine:
     async def _run(self, task_id: str, execution: Execution) -> None:
         """Run task ``task_id`` once more: to its end, or until handed on."""
         docket = await self._store()
-        async with self._slots, docket.redis() as redis:
+        async with self._run_slots, docket.redis() as redis:
             taken_over = "1" if execution.redelivered else "0"
             flat = await run_script(redis, BEGIN, [self._record_key(task_id)], [taken_over])
         if not flat:
@@ -410,7 +442,9 @@ class TaskEngine:
         record = {key.decode(): value.decode() for key, value in pairs}
         runs, takeovers = int(record["runs"]), int(record.get("takeovers", "0"))
         owner, ttl_ms = record["owner"], int(record["ttl_ms"])
-        end = functools.partial(self._end, task_id, owner=owner, ttl_ms=ttl_ms)
+        end = functools.partial(
+            self._end, task_id, owner=owner, ttl_ms=ttl_ms, slots=self._run_slots
+        )
         tool = self.tools.get(record.get("tool", ""))
         if takeovers > self.settings.max_resumes:
             logger.warning("a task was taken over %d times: it failed", takeovers)
@@ -491,7 +525,7 @@ class TaskEngine:
     async def _report(self, execution: Execution, message: str) -> None:
         """Set the task's status message; dropped when the store does not answer."""
         try:
-            async with self._slots:
+            async with self._run_slots:
                 await execution.progress.set_message(message)
         except STORE_ERRORS as exc:
             logger.debug("a task's status message was not stored (%s)", type(exc).__name__)
@@ -499,7 +533,7 @@ class TaskEngine:
     async def _checkpoint(self, task_id: str, text: str) -> None:
         docket = await self._store()
         sealed = self.seal.close(text)
-        async with self._slots, docket.redis() as redis:
+        async with self._run_slots, docket.redis() as redis:
             await run_script(redis, CHECKPOINT, [self._record_key(task_id)], [sealed])
 
     async def _end(
@@ -511,17 +545,18 @@ class TaskEngine:
         *,
         owner: str | None = None,
         ttl_ms: int | None = None,
+        slots: asyncio.Semaphore | None = None,
     ) -> bool:
         """End task ``task_id`` with ``status``, unless it has ended already; whether it
         ended now. Its record is then kept for the task's ttl (``ttl_ms``, and its
         ``owner``, are read from it when not given). While the store does not answer,
-        tries again for up to a lease."""
+        tries again for up to a lease. A run's end waits for the runs' ``slots``."""
         deadline = time.monotonic() + self.settings.lease
         while True:
             try:
                 docket = await self._store()
                 key = self._record_key(task_id)
-                async with self._slots, docket.redis() as redis:
+                async with slots or self._slots, docket.redis() as redis:
                     if owner is None or ttl_ms is None:
                         owner = (await redis.hget(key, "owner") or b"").decode()
                         ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
@@ -546,8 +581,8 @@ class TaskEngine:
     ) -> TaskRecord:
         """Store a new task of ``tool`` for ``owner``, kept ``ttl_ms`` once ended (the
         service's ``MCP_TASK_TTL`` when None, at most its ``MCP_TASK_MAX_TTL``), and queue
-        it; its record once stored. Raises :class:`TaskLimitError` at the cap."""
-        docket = await self._store()
+        it; its record once stored. Raises :class:`TaskLimitError` at the cap. Creations
+        that arrive together are stored together (:class:`GroupCommit`)."""
         settings = self.settings
         task_id = secrets.token_urlsafe(24)
         ttl = settings.ttl if ttl_ms is None else min(max(ttl_ms / 1000, 1.0), settings.max_ttl)
@@ -555,31 +590,16 @@ class TaskEngine:
         # Kept while it may run (its timeout, and a lease for each takeover), then its ttl.
         running = (settings.timeout or 0) + settings.lease * (settings.max_resumes + 2)
         keep = round(running + ttl + 60)
-        key, open_key = self._record_key(task_id), self._open_key(owner)
         sealed = request.sealed_by(self.seal)
-        async with self._slots, docket.redis() as redis:
-            open_count = await run_script(
-                redis,
-                CREATE,
-                [key, open_key, self._owner_key(owner)],
-                [task_id, repr(now), str(keep), owner, tool.name, str(round(ttl * 1000)), sealed],
+        kept_ms = str(round(ttl * 1000))
+        await self._creations.submit(
+            _Creation(
+                task_id,
+                owner,
+                keys=[self._record_key(task_id), self._open_key(owner), self._owner_key(owner)],
+                args=[task_id, repr(now), str(keep), owner, tool.name, kept_ms, sealed],
             )
-        if open_count > settings.max_per_caller and (
-            await self._open_count(owner) > settings.max_per_caller
-        ):
-            await self._forget(task_id, owner)
-            raise TaskLimitError(
-                f"This caller already has {settings.max_per_caller} tasks running, as many "
-                "as the service allows one caller (MCP_MAX_TASKS_PER_CALLER): wait for one "
-                "to end, or cancel one with tasks/cancel, then call again."
-            )
-        try:
-            async with self._slots:
-                await docket.add(self._function, key=task_id)(task_id)
-        except BaseException:
-            with contextlib.suppress(*STORE_ERRORS):
-                await self._forget(task_id, owner)
-            raise
+        )
         created = datetime.fromtimestamp(now, UTC)
         return TaskRecord(
             task_id=task_id,
@@ -590,6 +610,47 @@ class TaskEngine:
             ttl_ms=round(ttl * 1000),
             poll_interval_ms=round(settings.poll_interval * 1000),
         )
+
+    async def _create_all(self, creations: Sequence["_Creation"]) -> list[BaseException | None]:
+        """Store ``creations`` and queue them on Docket, a round trip for all of each: for
+        each, None once queued, or what refused it (it is then not kept)."""
+        docket = await self._store()
+        cap = self.settings.max_per_caller
+        async with self._slots, docket.redis() as redis:
+            counts = await run_scripts(redis, CREATE, [(one.keys, one.args) for one in creations])
+        answers: list[BaseException | None] = []
+        stored: list[_Creation] = []
+        try:
+            for creation, count in zip(creations, counts, strict=True):
+                if isinstance(count, BaseException):
+                    answers.append(count)
+                elif count > cap and await self._open_count(creation.owner) > cap:
+                    await self._forget(creation.task_id, creation.owner)
+                    answers.append(TaskLimitError(AT_THE_CAP.format(cap=cap)))
+                else:
+                    answers.append(None)
+                    stored.append(creation)
+            if stored:
+                function = self._function
+                calls = [docket.call(function, key=one.task_id)(one.task_id) for one in stored]
+                async with self._slots:
+                    executions = await docket.add_many(calls, chunk_size=None)
+                refused = {
+                    execution.key: execution.schedule_exception
+                    for execution in executions
+                    if execution.disposition is Disposition.FAILED
+                }
+                for number, creation in enumerate(creations):
+                    error = refused.get(creation.task_id)
+                    if error is not None:
+                        answers[number] = error
+                        await self._forget(creation.task_id, creation.owner)
+        except Exception:
+            for creation in stored:
+                with contextlib.suppress(*STORE_ERRORS):
+                    await self._forget(creation.task_id, creation.owner)
+            raise
+        return answers
 
     # Reading ---------------------------------------------------------------------------
 

@@ -8,12 +8,22 @@ A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sea
 ``status``, ``message``, a sealed ``result`` and ``ended``).
 """
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from redis.exceptions import RedisError
 
-__all__ = ["BEGIN", "CHECKPOINT", "CREATE", "END", "STORE_ERRORS", "pooled", "run_script"]
+__all__ = [
+    "BEGIN",
+    "CHECKPOINT",
+    "CREATE",
+    "END",
+    "STORE_ERRORS",
+    "pooled",
+    "run_script",
+    "run_scripts",
+]
 
 STORE_ERRORS = (RedisError, OSError)
 """What the store's client raises when the store does not answer (or, redis-py's
@@ -79,6 +89,21 @@ async def run_script(store: object, script: str, keys: list[str], args: list[str
     store, both of which run Lua, though the client's declared type lacks ``eval``)."""
     client: Any = store
     return await client.eval(script, len(keys), *keys, *args)
+
+
+async def run_scripts(
+    store: object, script: str, calls: Sequence[tuple[list[str], list[str]]]
+) -> list[Any]:
+    """``script`` run on ``store`` once for each of ``calls`` (its keys and arguments), in
+    one round trip: each run's answer, or the error it met."""
+    client: Any = store
+    try:
+        pipeline = client.pipeline(transaction=False)
+    except TypeError:  # the embedded store's pipeline takes no arguments and runs in order
+        pipeline = client.pipeline()
+    for keys, args in calls:
+        pipeline.eval(script, len(keys), *keys, *args)
+    return list(await pipeline.execute(raise_on_error=False))
 
 
 def pooled(url: str) -> str:
