@@ -10,6 +10,7 @@ store that goes away for a while changes no task's end; and a store that saw pro
 come and go keeps no key without a TTL but the docket's own.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -130,30 +131,42 @@ def test_a_task_whose_process_is_killed_is_taken_over_from_its_checkpoint(
     assert 1.0 < taken - killed < 4.5, taken - killed
 
 
-def test_sigterm_hands_a_running_task_on_at_once_at_the_end_of_the_grace(
+def test_a_rolling_restart_hands_a_running_task_on_at_once_and_it_completes(
     environment: dict[str, str], tmp_path: Path
 ) -> None:
+    """Both processes of a service replaced in turn, each after its replacement serves: the
+    first one stopped (SIGTERM) is the one running the task, which is handed on at the
+    end of its grace at once, not failed nor left for its lease of 30 s; the task
+    completes, and only a step cut short by a hand-on runs twice."""
     env = environment | {"MCP_TASK_LEASE": "30"}
-    with run_server(SLOW_SERVICE, env=env) as first, run_server(SLOW_SERVICE, env=env) as second:
-        task_id = start(first, "h1", count=10, seconds=0.3)
+    with contextlib.ExitStack() as stack:
+        originals = [stack.enter_context(run_server(SLOW_SERVICE, env=env)) for _ in range(2)]
+        task_id = start(originals[0], "h1", count=24, seconds=0.3)
         until(lambda: len(ran(tmp_path, "h1")) >= 2)
-        running_pid = ran(tmp_path, "h1")[0][1]
-        stopping, staying = (first, second) if running_pid == first.process.pid else (second, first)
-        stopping.process.send_signal(signal.SIGTERM)
-        assert stopping.process.wait(timeout=15) == 0
-        stopped = time.monotonic()
-        readings = [status(staying, task_id)["status"]]
-        taken = until(lambda: any(pid != running_pid for _, pid in ran(tmp_path, "h1")))
-        done = ended(staying, task_id)
-        log = stopping.log()
-    assert readings == ["working"]  # handed on, not failed
+        running_pid = ran(tmp_path, "h1")[-1][1]
+        originals.sort(key=lambda server: server.process.pid != running_pid)  # runner first
+        logs, readings, serving = [], [], []
+        for turn, stopping in enumerate(originals):
+            # Its replacement first, serving before it stops.
+            serving.append(stack.enter_context(run_server(SLOW_SERVICE, env=env)))
+            stopping.process.send_signal(signal.SIGTERM)
+            assert stopping.process.wait(timeout=15) == 0
+            stopped = time.monotonic()
+            readings.append(status(serving[0], task_id)["status"])
+            if turn == 0:
+                taken = until(lambda: ran(tmp_path, "h1")[-1][1] != running_pid)
+                assert taken - stopped < 2, "handed on at once, not when its lease ran out"
+            logs.append(stopping.log())
+        done = ended(serving[0], task_id)
+    assert readings[0] == "working"  # handed on, not failed
     assert done["status"] == "completed", done
-    assert taken - stopped < 2, "handed on at once, not when its lease of 30 s ran out"
+    assert done["result"]["structuredContent"] == {"message": "24 steps of h1, resumed: True"}
     steps = ran(tmp_path, "h1")
-    assert sorted(set(step for step, _ in steps)) == list(range(1, 11))
-    assert sum(count - 1 for count in Counter(step for step, _ in steps).values()) <= 1
-    assert "a task of steps was handed on at shutdown" in log
-    assert "Traceback" not in log, log
+    assert sorted(set(step for step, _ in steps)) == list(range(1, 25))
+    handed_on = ["a task of steps was handed on at shutdown" in log for log in logs]
+    assert handed_on[0], logs[0]  # and the second process, if the task ran there then
+    assert not any("Traceback" in log for log in logs), logs
+    assert sum(count - 1 for count in Counter(step for step, _ in steps).values()) <= sum(handed_on)
 
 
 def test_a_store_outage_during_a_task_changes_no_end_and_plain_calls_go_on(

@@ -14,9 +14,11 @@ Docket leases each running task to the process running it, which renews the leas
 lost machine), the lease runs out and another process takes the task over and runs it
 again, from its tool's last checkpoint (:mod:`mcp_runtime.execution.checkpoints`). A
 process that shuts down stops taking tasks when its drain begins and, at the end of
-its grace, hands the tasks it still runs on at once. Its workers, and the leases of the
-tasks they run, are :mod:`mcp_runtime.tasks.workers`'s; the store's scripts,
-:mod:`mcp_runtime.tasks.store`'s.
+its grace, hands the tasks it still runs on at once. A run is
+:mod:`mcp_runtime.tasks.runs`'s; a process's workers, and the leases of the tasks they
+run, :mod:`mcp_runtime.tasks.workers`'s; the store's scripts,
+:mod:`mcp_runtime.tasks.store`'s. Creations that arrive together are stored together
+(:mod:`mcp_runtime.tasks.batches`).
 
 A task ends ``failed`` only when it was taken over more than ``MCP_TASK_MAX_RESUMES``
 times (a task that kills its process each time), or on ``memory://`` when its process
@@ -28,38 +30,27 @@ never changes. Once ended, the record is kept for the task's ttl, then removed.
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from docket import CurrentExecution, Disposition, Docket, ExecutionState, Retry
-from docket.execution import Execution
-from mcp.types import INTERNAL_ERROR
-from redis.exceptions import MaxConnectionsError
+from docket import Disposition, Docket, ExecutionState
 
-from mcp_runtime.auth.oauth import Caller, using_caller
-from mcp_runtime.auth.request_headers import task_headers
-from mcp_runtime.contract.output_contract import error_result
 from mcp_runtime.contract.served_tool import ContractTool
-from mcp_runtime.execution.checkpoints import TaskRun, running_task
-from mcp_runtime.observability.outcome import Outcome
-from mcp_runtime.sdk import task_context
 from mcp_runtime.tasks.batches import GroupCommit
 from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
+from mcp_runtime.tasks.request import TaskRequest
+from mcp_runtime.tasks.runs import BROKEN, FLUSH_SECONDS, STOPPED, TaskRuns
 from mcp_runtime.tasks.sealing import Seal
 from mcp_runtime.tasks.store import (
-    BEGIN,
-    CHECKPOINT,
     CREATE,
-    END,
     STORE_ERRORS,
+    TaskStoreError,
     pooled,
-    run_script,
+    reaching_store,
     run_scripts,
 )
 from mcp_runtime.tasks.workers import ProcessWorkers
@@ -90,32 +81,8 @@ RUN_SLOTS = 4
 """The store commands of runs (their start, checkpoints, status messages and end) in
 flight at once in one process, beside the requests': a burst of creations is answered
 while the runs it queued wait their turn, a few milliseconds each."""
-FLUSH_SECONDS = 5.0
-"""How long a run that ends or is handed on waits for its last checkpoint to be stored."""
 
-# What a task's end says: written once, in clear (no request value is in any of them).
 CANCELLED = "The task was cancelled."
-STOPPED = (
-    "The service stopped while this task ran (it was shut down or restarted, and the task "
-    "did not end within the shutdown grace), so the task has no result: call the tool again."
-)
-TIMED_OUT = (
-    "Tool '{tool}' did not finish within {seconds:g} seconds: try again later, or ask for "
-    "less at once."
-)
-"""A task's answer once ``MCP_TASK_TIMEOUT`` has passed since its creation, whichever runs
-it had: the text of a plain call's timeout, the timeout the whole task's."""
-TAKEN_OVER_TOO_OFTEN = (
-    "The task was taken over {times} times, each after the process running it stopped "
-    "without ending it (killed, or its machine lost), more than the service allows "
-    "(MCP_TASK_MAX_RESUMES), so it has no result. The task may be what stops its process: "
-    "call the tool again with less to do, or tell the service's operators."
-)
-UNOPENED = (
-    "The task's kept request opens with none of the service's keys (MCP_TASK_KEYS: the key "
-    "that sealed it was dropped), so it cannot run: call the tool again."
-)
-BROKEN = "The task failed in the service, without a result: call the tool again."
 AT_THE_CAP = (
     "This caller already has {cap} tasks running, as many as the service allows one caller "
     "(MCP_MAX_TASKS_PER_CALLER): wait for one to end, or cancel one with tasks/cancel, then "
@@ -125,100 +92,6 @@ AT_THE_CAP = (
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
-
-
-class TaskStoreError(Exception):
-    """The task store did not answer (its Redis is down or out of reach), or, ``busy``, the
-    connections to it were all in use. The log has a line with the error, under the error
-    id this exception holds."""
-
-    def __init__(self, error_id: str, *, busy: bool = False) -> None:
-        super().__init__(error_id)
-        self.error_id = error_id
-        self.busy = busy
-
-
-class HandedOn(Exception):  # noqa: N818 - what happened, not an error
-    """A run stopped by its process's shutdown: Docket runs the task again at once, in a
-    process that is not shutting down."""
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _reaching_store(
-    method: "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]",
-) -> "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]":
-    """``method``, raising :class:`TaskStoreError` (and logging one line, without the
-    request's values) when the store does not answer."""
-
-    @functools.wraps(method)
-    async def reaching(engine: "TaskEngine", /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(engine, *args, **kwargs)
-        except STORE_ERRORS as exc:
-            error_id = secrets.token_hex(6)
-            busy = isinstance(exc, MaxConnectionsError)  # a full pool: the store is there
-            what = "had no free connection" if busy else "did not answer"
-            logger.error(
-                "the task store %s (error id %s): %s: %s",
-                what,
-                error_id,
-                type(exc).__name__,
-                exc,
-            )
-            raise TaskStoreError(error_id, busy=busy) from None
-
-    return reaching
-
-
-@dataclass(frozen=True)
-class TaskRequest:
-    """What a run of a task needs of the request that created it: the caller the service
-    verified (None without one), the headers its tool declares, its arguments and its
-    protocol revision. Kept sealed, never a token."""
-
-    caller: Caller | None
-    headers: dict[str, str]
-    arguments: dict[str, Any]
-    version: str
-
-    def sealed_by(self, seal: Seal) -> str:
-        caller = self.caller
-        return seal.close(
-            {
-                "caller": None
-                if caller is None
-                else {
-                    "subject": caller.subject,
-                    "client": caller.client_id,
-                    "scopes": sorted(caller.scopes),
-                    "claims": dict(caller.claims),
-                },
-                "headers": self.headers,
-                "arguments": self.arguments,
-                "version": self.version,
-            }
-        )
-
-    @classmethod
-    def opened_by(cls, seal: Seal, sealed: str) -> "TaskRequest":
-        kept = seal.open(sealed)
-        caller = kept["caller"]
-        return cls(
-            caller=None
-            if caller is None
-            else Caller(
-                subject=caller["subject"],
-                scopes=frozenset(caller["scopes"]),
-                client_id=caller["client"],
-                claims=caller["claims"],
-            ),
-            headers=kept["headers"],
-            arguments=kept["arguments"],
-            version=kept["version"],
-        )
 
 
 @dataclass(frozen=True)
@@ -252,7 +125,7 @@ class EngineSettings:
         return self.url != "memory://"
 
 
-class TaskEngine:
+class TaskEngine(TaskRuns):
     """The tasks of one service, as seen from this process (see the module's docstring).
 
     A service with no task tool has no engine. On Redis, the store opens when the app
@@ -266,8 +139,7 @@ class TaskEngine:
         self.name = f"mcp-tasks:{settings.service}"
         self.worker_name = f"{self.name}:{secrets.token_hex(4)}"
         self.tools: dict[str, ContractTool] = {}
-        # The tasks running here: their stream message, its worker, the asyncio task.
-        self.running: dict[str, tuple[bytes | str, str, asyncio.Task[Any] | None]] = {}
+        self.running = {}
         self._slots = asyncio.Semaphore(STORE_SLOTS)
         self._run_slots = asyncio.Semaphore(RUN_SLOTS)
         self._docket: Docket | None = None
@@ -406,176 +278,9 @@ class TaskEngine:
             with contextlib.suppress(Exception):
                 await keeper
 
-    # Running ---------------------------------------------------------------------------
-
-    def _task_function(self) -> Callable[..., Awaitable[None]]:
-        engine = self
-
-        async def mcp_task(
-            task_id: str,
-            execution: Execution = CurrentExecution(),  # noqa: B008 - Docket's dependency
-            retry: Retry = Retry(attempts=None),  # noqa: B008 - how a run is handed on
-        ) -> None:
-            try:
-                await engine._run(task_id, execution)
-            except HandedOn:
-                retry.after(timedelta(0))  # another process runs it at once
-            except STORE_ERRORS as exc:
-                logger.warning("a task could not run: the task store did not answer (%s)", exc)
-                retry.after(timedelta(seconds=engine.settings.lease / 4))
-            except Exception as exc:
-                error_id = secrets.token_hex(6)
-                logger.error("a task failed in the engine (error id %s)", error_id, exc_info=exc)
-                await engine._end(task_id, "failed", BROKEN)
-
-        return mcp_task
-
-    async def _run(self, task_id: str, execution: Execution) -> None:
-        """Run task ``task_id`` once more: to its end, or until handed on."""
-        docket = await self._store()
-        async with self._run_slots, docket.redis() as redis:
-            taken_over = "1" if execution.redelivered else "0"
-            flat = await run_script(redis, BEGIN, [self._record_key(task_id)], [taken_over])
-        if not flat:
-            return  # expired, cancelled, or ended by an earlier run
-        pairs = zip(flat[::2], flat[1::2], strict=True)
-        record = {key.decode(): value.decode() for key, value in pairs}
-        runs, takeovers = int(record["runs"]), int(record.get("takeovers", "0"))
-        owner, ttl_ms = record["owner"], int(record["ttl_ms"])
-        end = functools.partial(
-            self._end, task_id, owner=owner, ttl_ms=ttl_ms, slots=self._run_slots
-        )
-        tool = self.tools.get(record.get("tool", ""))
-        if takeovers > self.settings.max_resumes:
-            logger.warning("a task was taken over %d times: it failed", takeovers)
-            await end("failed", TAKEN_OVER_TOO_OFTEN.format(times=takeovers))
-            return
-        timeout = self.settings.timeout
-        left = None if timeout is None else float(record["created"]) + timeout - time.time()
-        if left is not None and left <= 0:
-            await end("completed", "", self.seal.close(self._timed_out(tool)))
-            return
-        try:
-            request = TaskRequest.opened_by(self.seal, record["request"])
-            checkpoint = record.get("checkpoint")
-            checkpoint = None if checkpoint is None else self.seal.open(checkpoint)
-        except Exception:
-            logger.error("a task's record could not be opened: it failed")
-            await end("failed", UNOPENED)
-            return
-        if tool is None:
-            await end("failed", BROKEN)
-            return
-        worker = execution.worker or (self._workers.taking if self._workers else "")
-        self.running[task_id] = (execution.message_id or b"", worker, asyncio.current_task())
-        try:
-            await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left, end)
-        finally:
-            self.running.pop(task_id, None)
-
-    async def _serve(
-        self,
-        task_id: str,
-        tool: ContractTool,
-        request: TaskRequest,
-        checkpoint: str | None,
-        resumed: bool,
-        execution: Execution,
-        left: float | None,
-        end: Callable[..., Awaitable[bool]],
-    ) -> None:
-        context = task_context(task_id, request.version)
-        context.progress = functools.partial(self._report, execution)
-        run = TaskRun(checkpoint, resumed, functools.partial(self._checkpoint, task_id))
-        with contextlib.ExitStack() as scope:
-            if request.caller is not None:
-                scope.enter_context(using_caller(request.caller))
-            scope.enter_context(task_headers(tool.name, tool.task_headers, request.headers))
-            scope.enter_context(running_task(run))
-            try:
-                result, outcome = await tool.serve(
-                    request.arguments, context, task=True, timeout=left
-                )
-            except BaseException:
-                run.discard()  # cancelled: its record says so already
-                raise
-        stored = await run.flush(FLUSH_SECONDS)
-        if outcome == Outcome.SHUTDOWN:
-            if self.settings.shared:
-                if not stored:
-                    logger.warning("a handed-on task's last checkpoint was not stored")
-                logger.info("a task of %s was handed on at shutdown", tool.name)
-                raise HandedOn(task_id)
-            logger.warning("a task of %s was stopped by the shutdown: it failed", tool.name)
-            await end("failed", STOPPED)
-            return
-        if outcome == Outcome.TIMEOUT:
-            await end("completed", "", self.seal.close(self._timed_out(tool)))
-            return
-        answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        await end("completed", "", self.seal.close(answer))
-
-    def _timed_out(self, tool: ContractTool | None) -> dict[str, Any]:
-        """The answer of a task of ``tool`` whose ``MCP_TASK_TIMEOUT`` has run out."""
-        name = tool.name if tool is not None else "?"
-        text = TIMED_OUT.format(tool=name, seconds=self.settings.timeout or 0)
-        answer = error_result(text)
-        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-    async def _report(self, execution: Execution, message: str) -> None:
-        """Set the task's status message; dropped when the store does not answer."""
-        try:
-            async with self._run_slots:
-                await execution.progress.set_message(message)
-        except STORE_ERRORS as exc:
-            logger.debug("a task's status message was not stored (%s)", type(exc).__name__)
-
-    async def _checkpoint(self, task_id: str, text: str) -> None:
-        docket = await self._store()
-        sealed = self.seal.close(text)
-        async with self._run_slots, docket.redis() as redis:
-            await run_script(redis, CHECKPOINT, [self._record_key(task_id)], [sealed])
-
-    async def _end(
-        self,
-        task_id: str,
-        status: Status,
-        message: str,
-        result: str = "",
-        *,
-        owner: str | None = None,
-        ttl_ms: int | None = None,
-        slots: asyncio.Semaphore | None = None,
-    ) -> bool:
-        """End task ``task_id`` with ``status``, unless it has ended already; whether it
-        ended now. Its record is then kept for the task's ttl (``ttl_ms``, and its
-        ``owner``, are read from it when not given). While the store does not answer,
-        tries again for up to a lease. A run's end waits for the runs' ``slots``."""
-        deadline = time.monotonic() + self.settings.lease
-        while True:
-            try:
-                docket = await self._store()
-                key = self._record_key(task_id)
-                async with slots or self._slots, docket.redis() as redis:
-                    if owner is None or ttl_ms is None:
-                        owner = (await redis.hget(key, "owner") or b"").decode()
-                        ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
-                    kept = str(max(1, round(ttl_ms / 1000)))
-                    ended = await run_script(
-                        redis,
-                        END,
-                        [key, self._open_key(owner)],
-                        [status, message, result, repr(time.time()), kept, task_id],
-                    )
-                return bool(ended)
-            except STORE_ERRORS:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
-
     # Creating --------------------------------------------------------------------------
 
-    @_reaching_store
+    @reaching_store
     async def create(
         self, tool: ContractTool, request: TaskRequest, owner: str, ttl_ms: int | None = None
     ) -> TaskRecord:
@@ -654,7 +359,7 @@ class TaskEngine:
 
     # Reading ---------------------------------------------------------------------------
 
-    @_reaching_store
+    @reaching_store
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id``; None when there is no such task of theirs."""
         if not task_id or len(task_id) > 128:
@@ -673,52 +378,23 @@ class TaskEngine:
                 # failed, once and for all.
                 await self._end(task_id, "failed", BROKEN)
                 return await self.get(owner, task_id)
-            return self._working(record, task_id, execution)
-        return self._ended(record, task_id)
-
-    def _working(
-        self, record: dict[str, str], task_id: str, execution: Execution | None
-    ) -> TaskRecord:
-        created = datetime.fromtimestamp(float(record["created"]), UTC)
-        moments: list[datetime | None] = [created]
-        message = None
-        if execution is not None:
-            moments += [execution.started_at, execution.progress.updated_at]
-            message = execution.progress.message
-        return TaskRecord(
-            task_id=task_id,
-            tool=record.get("tool", ""),
-            status="working",
-            created_at=created,
-            updated_at=max(moment for moment in moments if moment is not None),
-            ttl_ms=int(record.get("ttl_ms", "0")),
-            poll_interval_ms=round(self.settings.poll_interval * 1000),
-            status_message=message,
+            return TaskRecord.kept(
+                record,
+                task_id,
+                round(self.settings.poll_interval * 1000),
+                moments=[execution.started_at, execution.progress.updated_at] if execution else [],
+                message=execution.progress.message if execution else None,
+            )
+        completed = record["status"] == "completed"
+        return TaskRecord.kept(
+            record,
+            task_id,
+            round(self.settings.poll_interval * 1000),
+            result=self.seal.open(record["result"]) if completed else None,
+            failure=BROKEN,
         )
 
-    def _ended(self, record: dict[str, str], task_id: str) -> TaskRecord:
-        status: Status = record["status"]  # type: ignore[assignment]
-        message = record.get("message") or None
-        result = error = None
-        if status == "completed":
-            message = None
-            result = self.seal.open(record["result"])
-        elif status == "failed":
-            error = {"code": INTERNAL_ERROR, "message": message or BROKEN}
-        return TaskRecord(
-            task_id=task_id,
-            tool=record.get("tool", ""),
-            status=status,
-            created_at=datetime.fromtimestamp(float(record["created"]), UTC),
-            updated_at=datetime.fromtimestamp(float(record["ended"]), UTC),
-            ttl_ms=int(record.get("ttl_ms", "0")),
-            poll_interval_ms=round(self.settings.poll_interval * 1000),
-            status_message=message,
-            result=result,
-            error=error,
-        )
-
-    @_reaching_store
+    @reaching_store
     async def cancel(self, owner: str, task_id: str) -> TaskRecord | None:
         """Cancel ``owner``'s task ``task_id`` if it is working: it ends ``cancelled`` now,
         and its tool, wherever it runs, stops at its next ``await`` and runs its cleanup
@@ -738,7 +414,7 @@ class TaskEngine:
             await asyncio.sleep(0.02)
         return await self.get(owner, task_id)
 
-    @_reaching_store
+    @reaching_store
     async def wait(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id`` once it has ended; None when unknown."""
         delay = 0.02
@@ -749,7 +425,7 @@ class TaskEngine:
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval)
 
-    @_reaching_store
+    @reaching_store
     async def list(self, owner: str) -> list[TaskRecord]:
         """``owner``'s tasks that are still kept, oldest first."""
         docket = await self._store()
@@ -789,12 +465,3 @@ class TaskEngine:
             await redis.delete(self._record_key(task_id))
             await redis.srem(self._open_key(owner), task_id)
             await redis.zrem(self._owner_key(owner), task_id)
-
-    def _record_key(self, task_id: str) -> str:
-        return f"{self.name}:record:{task_id}"
-
-    def _owner_key(self, owner: str) -> str:
-        return f"{self.name}:owner:{owner}"
-
-    def _open_key(self, owner: str) -> str:
-        return f"{self.name}:open:{owner}"

@@ -5,9 +5,12 @@ ends ``completed`` (its tool answered, ``isError`` or not), ``failed`` (the call
 be answered: a JSON-RPC error stands in for its result) or ``cancelled``.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from mcp.types import INTERNAL_ERROR
 
 __all__ = ["TERMINAL", "Status", "TaskRecord", "wire_time"]
 
@@ -35,6 +38,43 @@ class TaskRecord:
     status_message: str | None = None
     result: dict[str, Any] | None = field(default=None, repr=False)
     error: dict[str, Any] | None = None
+
+    @classmethod
+    def kept(
+        cls,
+        fields: dict[str, str],
+        task_id: str,
+        poll_interval_ms: int,
+        *,
+        moments: Sequence[datetime | None] = (),
+        message: str | None = None,
+        result: dict[str, Any] | None = None,
+        failure: str = "",
+    ) -> "TaskRecord":
+        """The task that ``fields``, its record in the store (see tasks/store.py), holds.
+        Working (no ``status``): updated at the latest of its creation and ``moments``,
+        saying ``message``. Ended: ``result`` once completed; failed, a JSON-RPC error
+        saying its message, or ``failure``."""
+        created = datetime.fromtimestamp(float(fields["created"]), UTC)
+        status: Status = fields.get("status", "working")  # type: ignore[assignment]
+        error = None
+        if status != "working":
+            moments = [datetime.fromtimestamp(float(fields["ended"]), UTC)]
+            message = None if status == "completed" else fields.get("message") or None
+            if status == "failed":
+                error = {"code": INTERNAL_ERROR, "message": message or failure}
+        return cls(
+            task_id=task_id,
+            tool=fields.get("tool", ""),
+            status=status,
+            created_at=created,
+            updated_at=max(moment for moment in [created, *moments] if moment is not None),
+            ttl_ms=int(fields.get("ttl_ms", "0")),
+            poll_interval_ms=poll_interval_ms,
+            status_message=message,
+            result=result,
+            error=error,
+        )
 
     @property
     def terminal(self) -> bool:

@@ -8,11 +8,14 @@ A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sea
 ``status``, ``message``, a sealed ``result`` and ``ended``).
 """
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import logging
+import secrets
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
-from redis.exceptions import RedisError
+from redis.exceptions import MaxConnectionsError, RedisError
 
 __all__ = [
     "BEGIN",
@@ -20,10 +23,14 @@ __all__ = [
     "CREATE",
     "END",
     "STORE_ERRORS",
+    "TaskStoreError",
     "pooled",
+    "reaching_store",
     "run_script",
     "run_scripts",
 ]
+
+logger = logging.getLogger(__name__)
 
 STORE_ERRORS = (RedisError, OSError)
 """What the store's client raises when the store does not answer (or, redis-py's
@@ -104,6 +111,48 @@ async def run_scripts(
     for keys, args in calls:
         pipeline.eval(script, len(keys), *keys, *args)
     return list(await pipeline.execute(raise_on_error=False))
+
+
+class TaskStoreError(Exception):
+    """The task store did not answer (its Redis is down or out of reach), or, ``busy``, the
+    connections to it were all in use. The log has a line with the error, under the error
+    id this exception holds."""
+
+    def __init__(self, error_id: str, *, busy: bool = False) -> None:
+        super().__init__(error_id)
+        self.error_id = error_id
+        self.busy = busy
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+def reaching_store(
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
+    """``method``, raising :class:`TaskStoreError` (and logging one line, without the
+    request's values) when the store does not answer."""
+
+    @functools.wraps(method)
+    async def reaching(engine: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(engine, *args, **kwargs)
+        except STORE_ERRORS as exc:
+            error_id = secrets.token_hex(6)
+            busy = isinstance(exc, MaxConnectionsError)  # a full pool: the store is there
+            what = "had no free connection" if busy else "did not answer"
+            logger.error(
+                "the task store %s (error id %s): %s: %s",
+                what,
+                error_id,
+                type(exc).__name__,
+                exc,
+            )
+            raise TaskStoreError(error_id, busy=busy) from None
+
+    return reaching
 
 
 def pooled(url: str) -> str:
