@@ -30,7 +30,7 @@ class Store:
 
 async def test_a_lone_item_goes_at_once_and_a_burst_waits_for_the_next_batch() -> None:
     store = Store()
-    commit: GroupCommit[int, int] = GroupCommit(store.send, limit=3)
+    commit = GroupCommit(store.send, limit=3)
     answers: dict[int, int | str] = {}
 
     async def submit(item: int) -> None:
@@ -53,7 +53,7 @@ async def test_a_lone_item_goes_at_once_and_a_burst_waits_for_the_next_batch() -
 async def test_a_store_that_does_not_answer_fails_each_item_of_the_batch() -> None:
     store = Store(down=True)
     store.release.set()
-    commit: GroupCommit[int, int] = GroupCommit(store.send)
+    commit = GroupCommit(store.send)
     failures: list[str] = []
 
     async def submit(item: int) -> None:
@@ -70,7 +70,7 @@ async def test_a_store_that_does_not_answer_fails_each_item_of_the_batch() -> No
 
 async def test_a_caller_that_leaves_leaves_its_item_and_the_others_their_answers() -> None:
     store = Store()
-    commit: GroupCommit[int, int] = GroupCommit(store.send)
+    commit = GroupCommit(store.send)
     answers: list[int] = []
 
     async def submit(item: int) -> None:

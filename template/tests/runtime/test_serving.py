@@ -239,6 +239,24 @@ def test_unknown_toolset_setting_is_named(
     assert "bad setting MCP_TOOLSETS: no toolset no-such-toolset" in capsys.readouterr().err
 
 
+def test_a_setting_the_service_no_longer_reads_is_named_at_startup(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    @tool
+    def plain(name: str) -> ToolResult:
+        """Name a thing."""
+        return ToolResult(message=name)
+
+    monkeypatch.setenv("MCP_TASK_HEARTBEAT", "10")
+    caplog.set_level(logging.WARNING, logger="mcp_runtime.serving.server")
+    build_server([Toolset("plain", (plain,))], name="plain")
+    assert [record.getMessage() for record in caplog.records] == [
+        "MCP_TASK_HEARTBEAT is set, but the service no longer reads it (a task's process is "
+        "no longer judged by a heartbeat: a running task holds a lease (MCP_TASK_LEASE), "
+        "which another process takes over once it runs out): remove it"
+    ]
+
+
 def test_toolsets_setting_selects_what_is_served(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

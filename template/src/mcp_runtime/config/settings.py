@@ -7,7 +7,7 @@ Command-line options of ``serve`` override the matching settings.
 
 import functools
 import ipaddress
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Literal
@@ -37,10 +37,18 @@ __all__ = [
     "current_settings",
     "load_settings",
     "require_http_auth",
+    "retired_settings",
     "using_settings",
 ]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+RETIRED = {
+    "MCP_TASK_HEARTBEAT": (
+        "a task's process is no longer judged by a heartbeat: a running task holds a lease "
+        "(MCP_TASK_LEASE), which another process takes over once it runs out"
+    ),
+}
+"""Settings the service no longer reads, each with what took its place."""
 ASYMMETRIC_ALGORITHMS = (
     "RS256",
     "RS384",
@@ -446,6 +454,15 @@ def load_settings(**overrides: object) -> ServiceSettings:
             else:  # a check across settings, whose message names them
                 problems.append(str(error.get("ctx", {}).get("error", error["msg"])))
         raise SettingsError("bad setting " + "; ".join(problems)) from None
+
+
+def retired_settings(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each setting in ``environ`` that the service no longer reads."""
+    return [
+        f"{name} is set, but the service no longer reads it ({instead}): remove it"
+        for name, instead in RETIRED.items()
+        if name in environ
+    ]
 
 
 SERVING_SETTINGS: ContextVar[ServiceSettings | None] = ContextVar(

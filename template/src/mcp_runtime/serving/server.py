@@ -1,12 +1,18 @@
 """Build the MCP server: discover the toolsets and pass every tool through the gate."""
 
 import logging
+import os
 from collections.abc import Sequence
 
 from typing_extensions import deprecated
 
 from mcp_runtime.auth.oauth import JwtVerifier
-from mcp_runtime.config.settings import ServiceSettings, SettingsError, load_settings
+from mcp_runtime.config.settings import (
+    ServiceSettings,
+    SettingsError,
+    load_settings,
+    retired_settings,
+)
 from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
 from mcp_runtime.contract.result_size import streamed_size_warnings
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
@@ -89,6 +95,8 @@ def build_server(
     state = state if state is not None else ServiceState(settings)
     tools = convert_toolsets(toolsets, violations=violations, policy=policy, state=state)
     for warning in streamed_size_warnings(tools, settings.max_streamed_result_bytes):
+        logger.warning("%s", warning)
+    for warning in retired_settings(os.environ):
         logger.warning("%s", warning)
     verifier = JwtVerifier.from_settings(settings) if settings.oauth_ready else None
     task_tools = [tool for tool in tools if tool.task is not None]

@@ -4,32 +4,30 @@ costs what it did alone."""
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 __all__ = ["GroupCommit"]
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-Send = Callable[[Sequence[T]], Awaitable[Sequence[R | BaseException]]]
+Send = Callable[[Sequence[Any]], Awaitable[Sequence[Any]]]
+"""Sends a batch of items; for each, its answer, or the exception it met."""
 
 
-class GroupCommit(Generic[T, R]):
+class GroupCommit:
     """Sends items in batches of at most ``limit`` through ``send``, which answers each item
     with its result or the exception it raises: one sender at a time, started by the first
     item, taking whatever has arrived each time it sends."""
 
-    def __init__(self, send: Send[T, R], limit: int = 256) -> None:
+    def __init__(self, send: Send, limit: int = 256) -> None:
         self._send = send
         self._limit = limit
-        self._waiting: list[tuple[T, asyncio.Future[R]]] = []
+        self._waiting: list[tuple[Any, asyncio.Future[Any]]] = []
         self._sender: asyncio.Task[None] | None = None
 
-    async def submit(self, item: T) -> R:
+    async def submit(self, item: object) -> Any:
         """``item``'s result, once the batch it joined is stored; its exception, raised.
         A caller that leaves meanwhile leaves its item in the batch."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[R] = loop.create_future()
+        future: asyncio.Future[Any] = loop.create_future()
         future.add_done_callback(_retrieved)
         self._waiting.append((item, future))
         if self._sender is None:
@@ -37,7 +35,7 @@ class GroupCommit(Generic[T, R]):
         return await asyncio.shield(future)
 
     async def _send_all(self) -> None:
-        batch: list[tuple[T, asyncio.Future[R]]] = []
+        batch: list[tuple[Any, asyncio.Future[Any]]] = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting[: self._limit], self._waiting[self._limit :]

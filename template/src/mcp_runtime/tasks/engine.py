@@ -30,14 +30,17 @@ never changes. Once ended, the record is kept for the task's ttl, then removed.
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from docket import Disposition, Docket, ExecutionState
+from redis.exceptions import MaxConnectionsError
 
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.tasks.batches import GroupCommit
@@ -50,7 +53,6 @@ from mcp_runtime.tasks.store import (
     STORE_ERRORS,
     TaskStoreError,
     pooled,
-    reaching_store,
     run_scripts,
 )
 from mcp_runtime.tasks.workers import ProcessWorkers
@@ -92,6 +94,36 @@ AT_THE_CAP = (
 
 class TaskLimitError(Exception):
     """The caller has as many open tasks as the service allows one caller."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reaching_store(
+    method: "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]",
+) -> "Callable[Concatenate[TaskEngine, P], Coroutine[Any, Any, R]]":
+    """``method``, raising :class:`TaskStoreError` (and logging one line, without the
+    request's values) when the store does not answer."""
+
+    @functools.wraps(method)
+    async def reaching(engine: "TaskEngine", /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(engine, *args, **kwargs)
+        except STORE_ERRORS as exc:
+            error_id = secrets.token_hex(6)
+            busy = isinstance(exc, MaxConnectionsError)  # a full pool: the store is there
+            what = "had no free connection" if busy else "did not answer"
+            logger.error(
+                "the task store %s (error id %s): %s: %s",
+                what,
+                error_id,
+                type(exc).__name__,
+                exc,
+            )
+            raise TaskStoreError(error_id, busy=busy) from None
+
+    return reaching
 
 
 @dataclass(frozen=True)
@@ -150,7 +182,7 @@ class TaskEngine(TaskRuns):
         self._draining = False
         self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
-        self._creations: GroupCommit[_Creation, None] = GroupCommit(self._create_all)
+        self._creations = GroupCommit(self._create_all)
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -280,7 +312,7 @@ class TaskEngine(TaskRuns):
 
     # Creating --------------------------------------------------------------------------
 
-    @reaching_store
+    @_reaching_store
     async def create(
         self, tool: ContractTool, request: TaskRequest, owner: str, ttl_ms: int | None = None
     ) -> TaskRecord:
@@ -359,7 +391,7 @@ class TaskEngine(TaskRuns):
 
     # Reading ---------------------------------------------------------------------------
 
-    @reaching_store
+    @_reaching_store
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id``; None when there is no such task of theirs."""
         if not task_id or len(task_id) > 128:
@@ -394,7 +426,7 @@ class TaskEngine(TaskRuns):
             failure=BROKEN,
         )
 
-    @reaching_store
+    @_reaching_store
     async def cancel(self, owner: str, task_id: str) -> TaskRecord | None:
         """Cancel ``owner``'s task ``task_id`` if it is working: it ends ``cancelled`` now,
         and its tool, wherever it runs, stops at its next ``await`` and runs its cleanup
@@ -414,7 +446,7 @@ class TaskEngine(TaskRuns):
             await asyncio.sleep(0.02)
         return await self.get(owner, task_id)
 
-    @reaching_store
+    @_reaching_store
     async def wait(self, owner: str, task_id: str) -> TaskRecord | None:
         """``owner``'s task ``task_id`` once it has ended; None when unknown."""
         delay = 0.02
@@ -425,7 +457,7 @@ class TaskEngine(TaskRuns):
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval)
 
-    @reaching_store
+    @_reaching_store
     async def list(self, owner: str) -> list[TaskRecord]:
         """``owner``'s tasks that are still kept, oldest first."""
         docket = await self._store()

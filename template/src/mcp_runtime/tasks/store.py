@@ -8,14 +8,11 @@ A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sea
 ``status``, ``message``, a sealed ``result`` and ``ended``).
 """
 
-import functools
-import logging
-import secrets
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from redis.exceptions import MaxConnectionsError, RedisError
+from redis.exceptions import RedisError
 
 __all__ = [
     "BEGIN",
@@ -25,12 +22,9 @@ __all__ = [
     "STORE_ERRORS",
     "TaskStoreError",
     "pooled",
-    "reaching_store",
     "run_script",
     "run_scripts",
 ]
-
-logger = logging.getLogger(__name__)
 
 STORE_ERRORS = (RedisError, OSError)
 """What the store's client raises when the store does not answer (or, redis-py's
@@ -122,37 +116,6 @@ class TaskStoreError(Exception):
         super().__init__(error_id)
         self.error_id = error_id
         self.busy = busy
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-S = TypeVar("S")
-
-
-def reaching_store(
-    method: Callable[Concatenate[S, P], Coroutine[Any, Any, R]],
-) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
-    """``method``, raising :class:`TaskStoreError` (and logging one line, without the
-    request's values) when the store does not answer."""
-
-    @functools.wraps(method)
-    async def reaching(engine: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(engine, *args, **kwargs)
-        except STORE_ERRORS as exc:
-            error_id = secrets.token_hex(6)
-            busy = isinstance(exc, MaxConnectionsError)  # a full pool: the store is there
-            what = "had no free connection" if busy else "did not answer"
-            logger.error(
-                "the task store %s (error id %s): %s: %s",
-                what,
-                error_id,
-                type(exc).__name__,
-                exc,
-            )
-            raise TaskStoreError(error_id, busy=busy) from None
-
-    return reaching
 
 
 def pooled(url: str) -> str:
