@@ -318,6 +318,7 @@ def disconnect_before_the_answers(server: Served) -> None:
     assert "still here" in answer.text
 
 
+@pytest.mark.any_python
 @pytest.mark.parametrize("disconnect", [disconnect_mid_body, disconnect_before_the_answers])
 def test_a_client_gone_mid_request_leaves_no_error_and_no_traceback(
     tmp_path: Path, disconnect: Callable[[Served], None]
@@ -329,6 +330,7 @@ def test_a_client_gone_mid_request_leaves_no_error_and_no_traceback(
     assert errors_and_library_warnings(log) == []
 
 
+@pytest.mark.any_python
 @pytest.mark.parametrize(
     ("disconnect", "count"), [(disconnect_mid_body, 1), (disconnect_before_the_answers, 2)]
 )

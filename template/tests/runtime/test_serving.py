@@ -579,6 +579,7 @@ def in_2026(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "resultType": "complete", "_meta": server}
 
 
+@pytest.mark.any_python
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_drains_the_calls_in_flight_and_exits_0(tmp_path: Path, workers: str) -> None:
     # A grace far longer than the wait for the exit: the server must stop once drained.
