@@ -43,13 +43,15 @@ PROVES = {
         "to a copy of the service, then run its lint, tests and contract; its task tests "
         "serve two processes on a `redis-server` of their own, and kill, stop, restart and "
         "cut off their store under running tasks; those marked `any_python`, of "
-        "processes, the store and pytest's collection, on the first Python only), `check` by "
+        "processes, signals, the store, pytest's collection and the scaffold's copy of the "
+        "service, on the first Python only), `check` by "
         "console script and by `python -m`, `schema` typed"
     ),
     "names": (
         "each other awkward name (`NAME_CELLS`, each on its Python), two at a time "
-        "(`nox -s names -- q long` runs some): recorded answers; a toolset named `serving` "
-        "scaffolded through `scripts/new-toolset`; with the whole suite collected, the team's "
+        "(`nox -s names -- q long` runs some): recorded answers; a task toolset named "
+        "`serving` scaffolded through `scripts/new-toolset --task optional`, linted for the "
+        "cell's Python; with the whole suite collected, the team's "
         "tests, the new ones and the runtime's tests that read the name's form (`NAME_TESTS`: "
         "Kubernetes names, client setups, gate, contract); lint; `check` through the command "
         "and `schema` through `python -m`"

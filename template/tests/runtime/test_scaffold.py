@@ -186,6 +186,7 @@ def skip_if_the_service_uses(*names: str) -> None:
         pytest.skip(f"the service has a toolset, tool or tests of its own named {taken}")
 
 
+@pytest.mark.any_python  # the template's matrix lints a task toolset on each Python
 def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     service: Path, mypy_cache: str
 ) -> None:
