@@ -83,6 +83,9 @@ RUN_SLOTS = 4
 """The store commands of runs (their start, checkpoints, status messages and end) in
 flight at once in one process, beside the requests': a burst of creations is answered
 while the runs it queued wait their turn, a few milliseconds each."""
+CREATIONS_AT_ONCE = 64
+"""The most creations stored in one batch (each holds its sealed request, arguments
+included, in the batch's pipeline)."""
 
 CANCELLED = "The task was cancelled."
 AT_THE_CAP = (
@@ -182,7 +185,7 @@ class TaskEngine(TaskRuns):
         self._draining = False
         self._starting: asyncio.Task[None] | None = None
         self._function = self._task_function()
-        self._creations = GroupCommit(self._create_all)
+        self._creations = GroupCommit(self._create_all, limit=CREATIONS_AT_ONCE)
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -357,12 +360,18 @@ class TaskEngine(TaskRuns):
             counts = await run_scripts(redis, CREATE, [(one.keys, one.args) for one in creations])
         answers: list[BaseException | None] = []
         stored: list[_Creation] = []
+        open_now: dict[str, int] = {}  # an owner past the cap: its open tasks, counted once
         try:
             for creation, count in zip(creations, counts, strict=True):
+                owner = creation.owner
                 if isinstance(count, BaseException):
                     answers.append(count)
-                elif count > cap and await self._open_count(creation.owner) > cap:
-                    await self._forget(creation.task_id, creation.owner)
+                    continue
+                if count > cap and owner not in open_now:
+                    open_now[owner] = await self._open_count(owner)
+                if count > cap and open_now[owner] > cap:
+                    await self._forget(creation.task_id, owner)
+                    open_now[owner] -= 1
                     answers.append(TaskLimitError(AT_THE_CAP.format(cap=cap)))
                 else:
                     answers.append(None)
