@@ -64,7 +64,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -79,6 +78,7 @@ from typing import Any
 import docs_snippets
 import rolling
 from docs_snippets import Mode
+from ports import free_port, listening
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -216,25 +216,6 @@ def run(
     )
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def listening(port: int, process: "subprocess.Popen[Any]", seconds: float) -> bool:
-    """Whether ``process`` listens on the loopback ``port`` within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while process.poll() is None and time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
 @contextmanager
 def served(
     service: Path, slug: str, port: int | None = None, line: str | None = None, **settings: str
@@ -257,7 +238,7 @@ def served(
         start_new_session=True,
     )
     try:
-        if not listening(port, process, 120):
+        if not listening(port, 120, process):
             sys.exit(f"the service did not start:\n{log_path.read_text()}")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -317,7 +298,7 @@ def redis_server() -> Iterator[str]:
         [*command, "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
     try:
-        if not listening(port, process, 10):
+        if not listening(port, 10, process):
             sys.exit("redis-server did not start: the tasks checks need it")
         yield f"redis://127.0.0.1:{port}/0"
     finally:

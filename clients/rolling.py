@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx2
 import uvicorn
+from ports import free_port, listening
 
 HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"host"}
 
@@ -73,24 +73,6 @@ class Balancer:
             await send({"type": "http.response.body", "body": b""})
         finally:
             await answer.aclose()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def listening(port: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 class Processes:
