@@ -22,6 +22,9 @@ from harness import Answer, Launcher, Server, validate
 
 CALLERS = 20
 WORK_SECONDS = 1.0
+HELD_SECONDS = 4.0
+"""A call in flight across SIGTERM that holds the drain open that long, so that a
+readiness probe slowed by a busy machine still meets the drain."""
 LOAD_SECONDS = 30.0
 GRACE = 0.5
 
@@ -39,13 +42,13 @@ def listening(server: Server) -> bool:
     return True
 
 
-def one_call(server: Server) -> str:
+def one_call(server: Server, seconds: float = WORK_SECONDS) -> str:
     """How one call of ``sleep_async`` ended, in a word (or what was wrong with it)."""
     request = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": "sleep_async", "arguments": {"seconds": WORK_SECONDS}},
+        "params": {"name": "sleep_async", "arguments": {"seconds": seconds}},
     }
     with httpx2.Client(timeout=15) as client:
         try:
@@ -80,7 +83,7 @@ def one_call(server: Server) -> str:
         text = result["content"][0]["text"]
         return "answered" if text == shutdown_text("sleep_async") else f"broken: {text}"
     validate(server.schemas["sleep_async"], result["structuredContent"])
-    if result["structuredContent"] != {"message": f"slept {WORK_SECONDS:g} s"}:
+    if result["structuredContent"] != {"message": f"slept {seconds:g} s"}:
         return f"broken: {result}"
     return "answered"
 
@@ -115,17 +118,19 @@ def test_sigterm_under_load_answers_every_call(launch: Launcher, workers: int) -
     server = launch(MCP_WORKERS=str(workers), MCP_SHUTDOWN_GRACE="10", MCP_TOOLSETS="hostile,hello")
     server.assert_alive()
     deadline = time.monotonic() + LOAD_SECONDS
-    with ThreadPoolExecutor(CALLERS) as pool:
+    with ThreadPoolExecutor(CALLERS + 1) as pool:
+        held = pool.submit(one_call, server, HELD_SECONDS)
         running = [pool.submit(caller, server, deadline) for _ in range(CALLERS)]
-        time.sleep(WORK_SECONDS / 2)
+        time.sleep(1.5 * WORK_SECONDS)
         server.send_signal(signal.SIGTERM)
         ready_while_draining = readiness_after_sigterm(server, deadline)
         outcomes = [future.result() for future in running]
+        held_outcome = held.result()
     try:
         status: int | str = server.wait(seconds=30)
     except subprocess.TimeoutExpired:
         status = "still running 30 s after SIGTERM"
-    flat = [outcome for calls in outcomes for outcome in calls]
+    flat = [outcome for calls in outcomes for outcome in calls] + [held_outcome]
     counts = Counter(outcome if not outcome.startswith("broken") else "broken" for outcome in flat)
     problems = [outcome for outcome in flat if outcome.startswith("broken")]
     if any(calls[-1] == "answered" for calls in outcomes):
