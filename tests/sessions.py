@@ -98,10 +98,9 @@ PROVES = {
     ),
     # Run by default in place of the two it runs side by side (DEFAULT below).
     "served": (
-        "`update`, `clients` and `hostile` side by side, each in a nox process of its own, in "
-        "the time of the longest: they wait on their servers, clients, git and uv more than "
-        "they compute; each is a row of the table, and `nox -s update`, `nox -s clients` or "
-        "`nox -s hostile` runs one alone"
+        "`clients` and `hostile` side by side, each in a nox process of its own, in the "
+        "time of the longer: both wait on their servers and clients more than they compute; "
+        "each is a row of the table, and `nox -s clients` or `nox -s hostile` runs one alone"
     ),
     "hostile": (
         "a default render serving tools that misbehave, to clients that break the rules: one "
@@ -114,9 +113,9 @@ PROVES = {
 }
 
 
-# The sessions of a plain `nox`, in order: `served` runs `update`, `clients` and `hostile`
-# beside each other (SIDE_BY_SIDE).
-SIDE_BY_SIDE = ("update", "clients", "hostile")
+# The sessions of a plain `nox`, in order: `served` runs `clients` and `hostile` beside
+# each other (SIDE_BY_SIDE).
+SIDE_BY_SIDE = ("clients", "hostile")
 DEFAULT = [session for session in PROVES if session not in SIDE_BY_SIDE]
 
 
