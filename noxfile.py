@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -60,14 +61,15 @@ for variable in RECOMPILING_ENVIRONMENT:
     os.environ.pop(variable, None)
 
 
-# What each session proved, and how long it took: printed as a table at the end of the run.
-RECORDS: list[tuple[str, float, str, str]] = []
+# What each session proved, its wall and CPU time: printed as a table at the end of the run.
+RECORDS: list[tuple[str, float, float, str, str]] = []
 # Where a nox process that ``served`` started writes its records, for the table of the run.
 RECORDS_FILE = "MCP_TEMPLATE_NOX_RECORDS"
 
 
 def recorded(function: Callable[..., None]) -> Callable[..., None]:
-    """Record the session's wall time, outcome and what it proves (``PROVES``) for the table.
+    """Record the session's wall time, the CPU time of the programs it ran (each once it
+    ended), its outcome and what it proves (``PROVES``) for the table.
 
     ``nox -l`` shows the start of what it proves; a session missing from ``PROVES`` is a
     KeyError here, on any nox command.
@@ -76,13 +78,14 @@ def recorded(function: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(function)
     def session_function(session: nox.Session, **parameters: Any) -> None:
-        start, outcome = time.monotonic(), "failed"
+        start, cpu, outcome = time.monotonic(), cpu_of_children(), "failed"
         try:
             function(session, **parameters)
             outcome = "ok"
         finally:
             line = plain(proves(function.__name__, **parameters))
-            record = (session.name, time.monotonic() - start, outcome, line)
+            used = cpu_of_children() - cpu
+            record = (session.name, time.monotonic() - start, used, outcome, line)
             RECORDS.append(record)
             if os.environ.get(RECORDS_FILE):  # a session run beside another (``served``)
                 with open(os.environ[RECORDS_FILE], "a") as records:
@@ -92,6 +95,12 @@ def recorded(function: Callable[..., None]) -> Callable[..., None]:
     return session_function
 
 
+def cpu_of_children() -> float:
+    """The CPU seconds (user and system) of this process's programs that have ended."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def plain(markdown: str) -> str:
     """The text of docs/testing.md's markdown, for a terminal: without its backticks."""
     return markdown.replace("`", "")
@@ -99,16 +108,17 @@ def plain(markdown: str) -> str:
 
 @atexit.register
 def print_table() -> None:
-    """Each session that ran: its wall time, its outcome, and what it proves."""
+    """Each session that ran: its wall time, CPU time, outcome, and what it proves."""
     if not RECORDS:
         return
     width = max(len(name) for name, *_ in RECORDS)
-    lines = ["", f"{'session'.ljust(width)}   time  outcome  proves"]
-    for name, seconds, outcome, said in RECORDS:
-        lines.append(f"{name.ljust(width)} {seconds:5.0f}s  {outcome:<7}  {said}")
-    # The sessions run beside each other (indented: inside ``served``) are in its time.
-    total = sum(seconds for name, seconds, *_ in RECORDS if not name.startswith(" "))
-    lines.append(f"{'all sessions'.ljust(width)} {total:5.0f}s")
+    lines = ["", f"{'session'.ljust(width)}   time    cpu  outcome  proves"]
+    for name, seconds, cpu, outcome, said in RECORDS:
+        lines.append(f"{name.ljust(width)} {seconds:5.0f}s {cpu:5.0f}s  {outcome:<7}  {said}")
+    # The sessions run beside each other (indented: inside ``served``) are in its times.
+    outer = [record for record in RECORDS if not record[0].startswith(" ")]
+    total, cpu = sum(record[1] for record in outer), sum(record[2] for record in outer)
+    lines.append(f"{'all sessions'.ljust(width)} {total:5.0f}s {cpu:5.0f}s")
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
@@ -181,7 +191,7 @@ def names(session: nox.Session) -> None:
         for done in as_completed(running):
             cell = running[done]
             try:
-                seconds = done.result()
+                took = done.result()
             except CellFailedError as failure:
                 failures.append(cell.id)
                 session.log(f"names: {cell.id} failed:\n{failure}")
@@ -189,17 +199,26 @@ def names(session: nox.Session) -> None:
                 failures.append(cell.id)
                 session.log(f"names: {cell.id} failed: {type(error).__name__}: {error}")
             else:
-                session.log(f"names: {cell.id} passed in {seconds:.0f}s")
+                session.log(f"names: {cell.id} passed in {took}")
     expect(session, [f"{cell} failed (its log is above)" for cell in failures])
+
+
+def step_name(command: tuple[str, ...]) -> str:
+    """What a command of a cell runs, for its time: ``sync``, ``pytest``, ``check`` ..."""
+    words = [word for word in command if not word.startswith("-")]
+    if words[:2] == ["uv", "run"]:
+        return "pytest" if words[2] == "pytest" else words[-1]  # pytest, or a subcommand
+    return words[1] if words[0] == "uv" else words[0]
 
 
 class CellFailedError(Exception):
     """A check of a rendered service failed; the message is the cell's log."""
 
 
-def name_checks(cell: Cell, harness: list[str]) -> float:
-    """The checks of ``names`` for one cell, in its own folder and mypy cache; seconds."""
-    start, log = time.monotonic(), []
+def name_checks(cell: Cell, harness: list[str]) -> str:
+    """The checks of ``names`` for one cell, in its own folder and mypy cache: its time, and
+    each step's."""
+    start, log, steps = time.monotonic(), [], []
     folder = RENDERS / f"names-{cell.awkward_name}"
     shutil.rmtree(folder, ignore_errors=True)
     # The run's shared mypy cache as a seed, in the cell's own folder: two run at once.
@@ -212,8 +231,11 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
     def run(*command: str, where: Path | None = folder) -> str:
         log.append(f"$ {' '.join(command)}")
         env = in_cell if where else harness_environment
+        began = time.monotonic()
         done = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True)
-        log.append(done.stdout + done.stderr)
+        took = time.monotonic() - began
+        log.append(f"{done.stdout}{done.stderr}(took {took:.1f}s)")
+        steps.append(f"{step_name(command) if where else 'render'} {took:.0f}s")
         if done.returncode != 0:
             log.append(f"exited {done.returncode}")
             raise CellFailedError("\n".join(log))
@@ -237,7 +259,7 @@ def name_checks(cell: Cell, harness: list[str]) -> float:
     listing = run("uv", "run", "--quiet", "python", "-m", package, "schema")
     expect_none(listing_problems(json.loads(listing), {"hello", CLASHING_TOOLSET}))
     shutil.rmtree(cache, ignore_errors=True)
-    return time.monotonic() - start
+    return f"{time.monotonic() - start:.0f}s ({', '.join(steps)})"
 
 
 @nox.session
@@ -289,8 +311,8 @@ def served(session: nox.Session) -> None:
                 os.killpg(process.pid, signal.SIGTERM)
     if records.is_file():
         for line in records.read_text().splitlines():
-            name, seconds, outcome, said = json.loads(line)
-            RECORDS.append((f"  {name}", seconds, outcome, said))
+            name, seconds, cpu, outcome, said = json.loads(line)
+            RECORDS.append((f"  {name}", seconds, cpu, outcome, said))
     expect(session, [f"`nox -s {name}` failed (its log is above)" for name in failed])
 
 
