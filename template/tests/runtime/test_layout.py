@@ -6,6 +6,8 @@ the developer tooling, which the wheel and the image leave out.
 """
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,19 @@ def test_a_part_imports_only_the_parts_below_it(path: Path) -> None:
         if part_of_module(name) not in allowed
     ]
     assert wrong == [], f"{part} may import only {sorted(allowed)}"
+
+
+def test_building_the_server_imports_no_task_engine() -> None:
+    """Docket, the task engine (a fifth of the runtime's import time), is imported when the
+    task store first opens: never by a command that only builds the server (``check``,
+    ``schema``, ``contract``), nor by a process that has served no task yet."""
+    program = (
+        "import sys\n"
+        "from mcp_runtime import build_server\n"
+        "server = build_server()\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'docket'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "[]\n"

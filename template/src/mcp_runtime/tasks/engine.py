@@ -31,15 +31,15 @@ never changes. Once ended, the record is kept for the task's ttl, then removed.
 import asyncio
 import contextlib
 import functools
+import importlib
 import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from docket import Disposition, Docket, ExecutionState
 from redis.exceptions import MaxConnectionsError
 
 from mcp_runtime.contract.served_tool import ContractTool
@@ -55,7 +55,6 @@ from mcp_runtime.tasks.store import (
     pooled,
     run_scripts,
 )
-from mcp_runtime.tasks.workers import ProcessWorkers
 
 __all__ = [
     "EngineSettings",
@@ -67,14 +66,22 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STATES: dict[ExecutionState, Status] = {
-    ExecutionState.SCHEDULED: "working",
-    ExecutionState.QUEUED: "working",
-    ExecutionState.RUNNING: "working",
-    ExecutionState.COMPLETED: "completed",
-    ExecutionState.FAILED: "failed",
-    ExecutionState.CANCELLED: "cancelled",
+if TYPE_CHECKING:
+    # Docket is imported when the store first opens (:meth:`TaskEngine._store`): a process
+    # that serves no task yet, and every command that only builds the server, never does.
+    from docket import Docket, ExecutionState
+
+    from mcp_runtime.tasks.workers import ProcessWorkers
+
+STATES: dict[str, Status] = {
+    "scheduled": "working",
+    "queued": "working",
+    "running": "working",
+    "completed": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
 }
+"""The status of a task whose Docket execution is in each state (by its value)."""
 STORE_SLOTS = 32
 """The store commands of requests (creating, reading, cancelling tasks) in flight at once
 in one process: a burst of requests waits for a slot instead of emptying the store
@@ -93,6 +100,11 @@ AT_THE_CAP = (
     "(MCP_MAX_TASKS_PER_CALLER): wait for one to end, or cancel one with tasks/cancel, then "
     "call again."
 )
+
+
+def status_of(state: "ExecutionState") -> Status:
+    """The status of a task whose Docket execution is in ``state``."""
+    return STATES[state.value]
 
 
 class TaskLimitError(Exception):
@@ -184,7 +196,7 @@ class TaskEngine(TaskRuns):
         self._workers: ProcessWorkers | None = None
         self._draining = False
         self._starting: asyncio.Task[None] | None = None
-        self._function = self._task_function()
+        self._function: Callable[..., Any] | None = None  # made when the store opens
         self._creations = GroupCommit(self._create_all, limit=CREATIONS_AT_ONCE)
 
     # Lifecycle -------------------------------------------------------------------------
@@ -194,10 +206,12 @@ class TaskEngine(TaskRuns):
         self.tools = {tool.name: tool for tool in tools}
 
     def start(self) -> None:
-        """On Redis, open the store and this process's worker now, in the background (and
-        again until the store answers): this process takes over the tasks of processes
-        that stopped even before it serves a task itself. On ``memory://``, on first use."""
-        if self.settings.shared and self._starting is None:
+        """Open the store and this process's worker now, in the background (on Redis, again
+        until the store answers): the first task created waits for neither Docket's import
+        nor the store's opening, and on Redis this process takes over the tasks of
+        processes that stopped even before it serves a task itself. Without it (over
+        stdio), the store opens on first use."""
+        if self._starting is None:
             self._starting = asyncio.get_running_loop().create_task(
                 self._start(), name="mcp-task-store-start"
             )
@@ -216,7 +230,7 @@ class TaskEngine(TaskRuns):
                     told = True
                 await asyncio.sleep(min(5.0, self.settings.lease / 4))
 
-    async def _store(self) -> Docket:
+    async def _store(self) -> "Docket":
         """The docket, opened once (by the keeper task, which also runs this worker)."""
         if self._docket is not None:
             return self._docket
@@ -240,10 +254,14 @@ class TaskEngine(TaskRuns):
         assert closing is not None
         leases: asyncio.Task[None] | None = None
         try:
+            # Docket's import (a fifth of the runtime's) off the event loop: requests go on.
+            await asyncio.to_thread(importlib.import_module, "docket")
             async with contextlib.AsyncExitStack() as stack:
                 docket = await stack.enter_async_context(self._new_docket())
-                docket.register(self._function)
+                docket.register(self._task())
                 settings = self.settings
+                from mcp_runtime.tasks.workers import ProcessWorkers
+
                 workers = ProcessWorkers(
                     docket,
                     self.worker_name,
@@ -279,7 +297,15 @@ class TaskEngine(TaskRuns):
         """The stream message of each task running here, with the worker that holds it."""
         return [(message, worker) for message, worker, _ in self.running.values()]
 
-    def _new_docket(self) -> Docket:
+    def _task(self) -> Callable[..., Any]:
+        """The function Docket runs for each task, made once."""
+        if self._function is None:
+            self._function = self._task_function()
+        return self._function
+
+    def _new_docket(self) -> "Docket":
+        from docket import Docket
+
         settings = self.settings
         return Docket(
             name=self.name,
@@ -377,14 +403,14 @@ class TaskEngine(TaskRuns):
                     answers.append(None)
                     stored.append(creation)
             if stored:
-                function = self._function
+                function = self._task()
                 calls = [docket.call(function, key=one.task_id)(one.task_id) for one in stored]
                 async with self._slots:
                     executions = await docket.add_many(calls, chunk_size=None)
                 refused = {
                     execution.key: execution.schedule_exception
                     for execution in executions
-                    if execution.disposition is Disposition.FAILED
+                    if execution.disposition.value == "failed"
                 }
                 for number, creation in enumerate(creations):
                     error = refused.get(creation.task_id)
@@ -414,7 +440,7 @@ class TaskEngine(TaskRuns):
         if record.get("status") not in TERMINAL:
             async with self._slots:
                 execution = await docket.get_execution(task_id)
-            if execution is not None and STATES[execution.state] != "working":
+            if execution is not None and status_of(execution.state) != "working":
                 # Docket ended it without the engine (a fault of the engine's own): it
                 # failed, once and for all.
                 await self._end(task_id, "failed", BROKEN)
@@ -450,7 +476,7 @@ class TaskEngine(TaskRuns):
         for _ in range(50):  # the worker takes the signal within milliseconds
             async with self._slots:
                 execution = await docket.get_execution(task_id)
-            if execution is None or STATES[execution.state] != "working":
+            if execution is None or status_of(execution.state) != "working":
                 break
             await asyncio.sleep(0.02)
         return await self.get(owner, task_id)

@@ -20,9 +20,6 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from docket import CurrentExecution, Docket, Retry
-from docket.execution import Execution
-
 from mcp_runtime.auth.oauth import using_caller
 from mcp_runtime.auth.request_headers import task_headers
 from mcp_runtime.contract.output_contract import error_result
@@ -34,10 +31,13 @@ from mcp_runtime.tasks.record import Status
 from mcp_runtime.tasks.request import TaskRequest
 from mcp_runtime.tasks.sealing import Seal
 from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, END, STORE_ERRORS, run_script
-from mcp_runtime.tasks.workers import ProcessWorkers
 
 if TYPE_CHECKING:
+    from docket import Docket
+    from docket.execution import Execution
+
     from mcp_runtime.tasks.engine import EngineSettings
+    from mcp_runtime.tasks.workers import ProcessWorkers
 
 __all__ = ["BROKEN", "FLUSH_SECONDS", "STOPPED", "HandedOn", "TaskRuns"]
 
@@ -87,12 +87,17 @@ class TaskRuns:
     """The tasks running here: their stream message, its worker, the asyncio task."""
     _slots: asyncio.Semaphore
     _run_slots: asyncio.Semaphore
-    _workers: ProcessWorkers | None
+    _workers: "ProcessWorkers | None"
 
-    async def _store(self) -> Docket:
+    async def _store(self) -> "Docket":
         raise NotImplementedError
 
     def _task_function(self) -> Callable[..., Awaitable[None]]:
+        """The function Docket runs for each task (Docket is imported here, when the store
+        first opens, not with the runtime)."""
+        from docket import CurrentExecution, Retry
+        from docket.execution import Execution
+
         engine = self
 
         async def mcp_task(
@@ -114,7 +119,7 @@ class TaskRuns:
 
         return mcp_task
 
-    async def _run(self, task_id: str, execution: Execution) -> None:
+    async def _run(self, task_id: str, execution: "Execution") -> None:
         """Run task ``task_id`` once more: to its end, or until handed on."""
         docket = await self._store()
         async with self._run_slots, docket.redis() as redis:
@@ -164,7 +169,7 @@ class TaskRuns:
         request: TaskRequest,
         checkpoint: str | None,
         resumed: bool,
-        execution: Execution,
+        execution: "Execution",
         left: float | None,
         end: Callable[..., Awaitable[bool]],
     ) -> None:
@@ -206,7 +211,7 @@ class TaskRuns:
         answer = error_result(text)
         return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    async def _report(self, execution: Execution, message: str) -> None:
+    async def _report(self, execution: "Execution", message: str) -> None:
         """Set the task's status message; dropped when the store does not answer."""
         try:
             async with self._run_slots:
