@@ -126,7 +126,9 @@ def print_table() -> None:
 @recorded
 def template_tests(session: nox.Session) -> None:
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
-    pytest = ["pytest", "tests", "--ignore=tests/test_update.py", "-n", "auto"]
+    # Three workers on two cores: a few modules of long tests (the quick starts, the first
+    # week, the contract snapshot) kept two workers waiting on the slowest (77% busy).
+    pytest = ["pytest", "tests", "--ignore=tests/test_update.py", "-n", "3"]
     session.run(*pytest, "--dist", "loadfile", *session.posargs)
 
 
@@ -134,7 +136,9 @@ def template_tests(session: nox.Session) -> None:
 @recorded
 def update(session: nox.Session) -> None:
     session.install(*TEMPLATE_TEST_REQUIREMENTS)
-    session.run("pytest", "tests/test_update.py", "-n", "auto", *session.posargs)
+    # Three workers on two cores: its two long tests (about 50 s each) on two, the rest on
+    # the third.
+    session.run("pytest", "tests/test_update.py", "-n", "3", *session.posargs)
 
 
 @nox.session
@@ -178,15 +182,16 @@ def service(session: nox.Session, cell: Cell) -> None:
 @nox.session
 @recorded
 def names(session: nox.Session) -> None:
-    # The name of WHOLE_SUITE_CELLS runs in ``nox -s service``. Two names run at a time:
-    # most of their steps use one core. ``nox -s names -- q long`` runs those only.
+    # The name of WHOLE_SUITE_CELLS runs in ``nox -s service``. Three names run at a time:
+    # most of their steps use one core, and two kept the cores 86% busy.
+    # ``nox -s names -- q long`` runs those only.
     session.install(COPIER)
     chosen = [cell for cell in NAME_CELLS if cell.awkward_name in session.posargs]
     unknown = set(session.posargs) - {cell.awkward_name for cell in NAME_CELLS}
     expect(session, [f"{name!r} is not one of NAME_CELLS' names" for name in sorted(unknown)])
     harness = [str(Path(session.virtualenv.location, "bin", "python")), str(HARNESS)]
     failures = []
-    with ThreadPoolExecutor(max_workers=2) as lanes:
+    with ThreadPoolExecutor(max_workers=3) as lanes:
         running = {lanes.submit(name_checks, cell, harness): cell for cell in chosen or NAME_CELLS}
         for done in as_completed(running):
             cell = running[done]
@@ -280,15 +285,19 @@ def clients(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 @recorded
 def served(session: nox.Session) -> None:
-    # Each of SIDE_BY_SIDE in a nox process of its own, at once: their logs follow, one
-    # after the other, and their rows join the table of this run.
+    side_by_side(session, SIDE_BY_SIDE["served"])
+
+
+def side_by_side(session: nox.Session, names: tuple[str, ...]) -> None:
+    """Each of ``names`` in a nox process of its own, at once: their logs follow, one after
+    the other, and their rows join the table of this run."""
     records = Path(tempfile.mkdtemp(prefix="nox-records-")) / "records.jsonl"
     environment = {**os.environ, RECORDS_FILE: str(records)}
     RENDERS.mkdir(parents=True, exist_ok=True)
     running = {}
     failed = []
     try:
-        for name in SIDE_BY_SIDE:
+        for name in names:
             log = (RENDERS / f"{name}.log").open("w")
             command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", name]
             process = subprocess.Popen(
@@ -303,7 +312,7 @@ def served(session: nox.Session) -> None:
             if process.wait() != 0:
                 failed.append(name)
             log.close()
-            session.log(f"served: the log of `nox -s {name}`:")
+            session.log(f"{session.name}: the log of `nox -s {name}`:")
             print(Path(log.name).read_text(), flush=True)
     finally:  # interrupted: the sessions, and all they started, stop too
         for process, _ in running.values():

@@ -48,7 +48,7 @@ PROVES = {
         "console script and by `python -m`, `schema` typed"
     ),
     "names": (
-        "each other awkward name (`NAME_CELLS`, each on its Python), two at a time "
+        "each other awkward name (`NAME_CELLS`, each on its Python), three at a time "
         "(`nox -s names -- q long` runs some): recorded answers; a task toolset named "
         "`serving` scaffolded through `scripts/new-toolset --task optional`, linted for the "
         "cell's Python; with the whole suite collected, the team's "
@@ -114,9 +114,14 @@ PROVES = {
 
 
 # The sessions of a plain `nox`, in order: `served` runs `clients` and `hostile` beside
-# each other (SIDE_BY_SIDE).
-SIDE_BY_SIDE = ("clients", "hostile")
-DEFAULT = [session for session in PROVES if session not in SIDE_BY_SIDE]
+# each other (SIDE_BY_SIDE). (`template_tests` beside `update` took longer than one after
+# the other: they wait on copier, git and uv's cache, not on a core.)
+SIDE_BY_SIDE = {"served": ("clients", "hostile")}
+DEFAULT = [
+    session
+    for session in PROVES
+    if not any(session in together for together in SIDE_BY_SIDE.values())
+]
 
 
 def describe(cell: Cell) -> str:
