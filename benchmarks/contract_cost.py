@@ -27,6 +27,11 @@
    a service that serves none (in memory, and over HTTP); and 200 task creations sent at
    once through two processes of the service on one Redis, against 200 plain calls of
    the same tool sent the same way (p50 and p99 of each, and the ratio of the p99s).
+8. Large results, over streamable HTTP as a client of 2025-11-25 sends them: 1, 5, 20
+   and 100 MB of text answered inline, against kept for the caller and linked, then
+   read whole (``resources/read``) or downloaded (``GET /data/<id>``): the time of each,
+   and the peak memory the serving process added to answer it (its RSS high-water mark,
+   reset before each), each against inline's.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -220,6 +225,8 @@ def on_cores(cores: set[int]) -> Iterator[None]:
 class ServedProcess:
     """``http_targets.FACTORY`` under uvicorn in a process of its own, on one core."""
 
+    last_pid: int | None = None  # the process of the last one started
+
     def __init__(self, factory: str, env: dict[str, str]) -> None:
         self.port = free_port()
         self.command = [
@@ -239,6 +246,7 @@ class ServedProcess:
             stderr=subprocess.DEVNULL,
             preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
         )
+        ServedProcess.last_pid = self.process.pid
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -829,6 +837,100 @@ def section_7(calls: int, rounds: int, seconds: float) -> None:
     )
 
 
+def peak_reset(pid: int) -> int:
+    """Reset the high-water mark of ``pid``'s resident memory; its resident bytes now."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return resident(pid, "VmRSS")
+
+
+def resident(pid: int, field: str) -> int:
+    """``pid``'s ``VmRSS`` or ``VmHWM`` (its peak), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise LookupError(field)
+
+
+def rpc_body(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+LEGACY_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
+
+
+def large_result(url: str, pid: int, megabytes: int, way: str) -> tuple[float, int]:
+    """One large result the ``way`` asked (``inline``, ``read``, ``download``): its seconds,
+    and the bytes the serving process's peak memory rose above its memory before it."""
+    client = httpx2.Client(timeout=300)
+    before = peak_reset(pid)
+    started = time.perf_counter()
+    tool = "inline" if way == "inline" else "linked"
+    params = {"name": tool, "arguments": {"megabytes": megabytes}}
+    answer = client.post(url, json=rpc_body("tools/call", params), headers=LEGACY_HEADERS)
+    result = answer.json()["result"]
+    if way == "inline":
+        size = len(result["structuredContent"]["data"])
+    elif way == "read":
+        uri = result["structuredContent"]["file"]["uri"]
+        body = rpc_body("resources/read", {"uri": uri})
+        read = client.post(url, json=body, headers=LEGACY_HEADERS)
+        size = len(read.json()["result"]["contents"][0]["text"])
+    else:
+        download = result["structuredContent"]["file"]["download"]
+        with client.stream("GET", url.removesuffix("/mcp") + download) as got:
+            size = sum(len(piece) for piece in got.iter_bytes())
+    seconds = time.perf_counter() - started
+    client.close()
+    if size != megabytes * 1_000_000:
+        raise RuntimeError(f"{way} of {megabytes} MB answered {size} bytes")
+    return seconds, resident(pid, "VmHWM") - before
+
+
+def section_8(calls: int, rounds: int, seconds: float) -> None:
+    print("8. large results: inline against kept and linked, then read or downloaded")
+    if not Path("/proc/self/clear_refs").exists():
+        print("   not measured: the peak memory of a process is read from Linux's /proc")
+        return
+    env = {
+        "MCP_AUTH": "none",
+        "MCP_MAX_RESULT_BYTES": str(512 * 1024 * 1024),
+        "MCP_MAX_DATA_BYTES_PER_CALLER": str(64 * 1024**3),  # every round keeps its data
+        "MCP_LOG_LEVEL": "WARNING",
+    }
+    sizes = (1, 5, 20) if calls < 1000 else (1, 5, 20, 100)
+    ways = ("inline", "read", "download")
+    with ServedProcess("service_with_data", env) as url:
+        assert ServedProcess.last_pid is not None
+        pid = ServedProcess.last_pid
+        large_result(url, pid, 1, "inline")  # warm: the first call builds what all share
+        for megabytes in sizes:
+            measure = partial(asyncio.to_thread, large_result, url, pid, megabytes)
+            runs = interleaved(rounds, *(partial(measure, way) for way in ways))
+            measured = {
+                way: (
+                    statistics.median(run[0] for run in way_runs),
+                    statistics.median(run[1] for run in way_runs),
+                )
+                for way, way_runs in zip(ways, runs, strict=True)
+            }
+            inline_time, inline_memory = measured["inline"]
+            cells = [
+                f"   {megabytes:3d} MB  inline {inline_time * 1e3:7.0f} ms "
+                f"{inline_memory / 1e6:6.0f} MB"
+            ]
+            for way in ways[1:]:
+                took, memory = measured[way]
+                cells.append(
+                    f"{way} {took * 1e3:6.0f} ms ({took / inline_time:.2f}x) "
+                    f"{memory / 1e6:5.0f} MB ({memory / max(inline_memory, 1):.2f}x)"
+                )
+            print("   ".join(cells))
+
+
 SECTIONS = {
     1: section_1,
     2: section_2,
@@ -837,6 +939,7 @@ SECTIONS = {
     5: section_5,
     6: section_6,
     7: section_7,
+    8: section_8,
 }
 
 
@@ -844,7 +947,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     parser.add_argument(
-        "--sections", default="1,2,3,4,5,6,7", help="the sections to run, comma-separated"
+        "--sections", default="1,2,3,4,5,6,7,8", help="the sections to run, comma-separated"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)

@@ -1,7 +1,8 @@
 """The servers the streamable HTTP rows of ``contract_cost.py`` load, as app factories.
 
-Each serves the same tool, ``hello``, statelessly at ``/mcp``; ``contract_cost.py``
-runs each in a process of its own, pinned to one core, under the same uvicorn:
+Each serves the same tool, ``hello``, statelessly at ``/mcp`` (``service_with_data``
+serves data inline and by link instead); ``contract_cost.py`` runs each in a process of
+its own, pinned to one core, under the same uvicorn:
 
     python -m uvicorn --factory http_targets:NAME --app-dir benchmarks --port PORT
 """
@@ -11,7 +12,7 @@ from typing import Any, NotRequired
 
 from langchain_core.tools import tool
 
-from mcp_runtime import ToolResult, tool_metadata
+from mcp_runtime import DataLink, ToolResult, keep_data, tool_metadata
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -106,4 +107,42 @@ def service_with_tasks() -> Any:
     configure_logging(settings.log_level, settings.log_format)
     long_hello = tool_metadata(task="optional")(tool("long_hello")(greet_async))
     toolset = Toolset("hello", (tool("hello")(greet_async), long_hello))
+    return process_app(settings, build_server([toolset], name="contract", settings=settings))
+
+
+class InlineResult(ToolResult):
+    """Megabytes of text, inline."""
+
+    data: NotRequired[str]
+
+
+class LinkedResult(ToolResult):
+    """Megabytes of text, kept for the caller and linked."""
+
+    file: NotRequired[DataLink]
+
+
+def text_of(megabytes: int) -> str:
+    """``megabytes`` million characters of CSV-like text."""
+    line = "12345,rainfall,0.25\n"
+    return (line * (megabytes * 1_000_000 // len(line) + 1))[: megabytes * 1_000_000]
+
+
+async def inline(megabytes: int) -> InlineResult:
+    """Answer ``megabytes`` of text inline."""
+    return InlineResult(message=f"{megabytes} MB", data=text_of(megabytes))
+
+
+async def linked(megabytes: int) -> LinkedResult:
+    """Keep ``megabytes`` of text for the caller, and link it."""
+    file = keep_data(text_of(megabytes), name="rows.csv", media_type="text/csv")
+    return LinkedResult(message=f"{megabytes} MB", file=file)
+
+
+def service_with_data() -> Any:
+    """The service with ``inline`` and ``linked``, as the environment's settings say (the
+    large-results rows raise ``MCP_MAX_RESULT_BYTES``, so that 100 MB answers inline)."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    toolset = Toolset("data", (tool("inline")(inline), tool("linked")(linked)))
     return process_app(settings, build_server([toolset], name="contract", settings=settings))

@@ -114,7 +114,7 @@ CANCEL_REASON = "the ts-sdk check no longer needs it"
 # The long-calls toolset's module, written over what scripts/new-toolset generated.
 LONG_CALLS = '''\
 """The long-calls toolset: a call that reports its progress, one that waits to be cancelled,
-and one whose result is as large as asked."""
+one whose result is as large as asked, and one that keeps as much data as asked."""
 
 import asyncio
 import os
@@ -124,7 +124,14 @@ from typing import Annotated, NotRequired
 from langchain_core.tools import tool
 from pydantic import Field
 
-from mcp_runtime import ToolError, ToolResult, report_progress, tool_metadata
+from mcp_runtime import (
+    DataLink,
+    ToolError,
+    ToolResult,
+    keep_data,
+    report_progress,
+    tool_metadata,
+)
 
 
 class CountUpResult(ToolResult):
@@ -141,6 +148,12 @@ class BigResult(ToolResult):
     """Characters of data."""
 
     data: NotRequired[str]
+
+
+class BigFile(ToolResult):
+    """Bytes of data, kept for the caller and linked."""
+
+    file: NotRequired[DataLink]
 
 
 @tool_metadata(title="Count up, step by step", read_only=True, idempotent=True, open_world=False)
@@ -189,7 +202,22 @@ def mark(name: str) -> None:
         (Path(folder) / name).touch()
 
 
-TOOLS = [count_up, wait_for_cancel, big_result]
+@tool_metadata(title="A large file", read_only=True, idempotent=True, open_world=False)
+@tool
+async def big_file(
+    megabytes: Annotated[int, Field(ge=1, le=30, description="Megabytes of data, 1 to 30.")],
+    steps: Annotated[int, Field(ge=0, le=10, description="Progress steps to report.")] = 0,
+) -> BigFile | ToolError:
+    """Keep `megabytes` million bytes (each byte value in turn) for the caller, reporting
+    `steps`, and link them."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step}")
+    data = bytes(range(256)) * (megabytes * 1_000_000 // 256 + 1)
+    file = keep_data(data[: megabytes * 1_000_000], name=f"{megabytes}mb.bin")
+    return BigFile(message=f"{megabytes} MB kept", file=file)
+
+
+TOOLS = [count_up, wait_for_cancel, big_result, big_file]
 '''
 failures: list[str] = []
 

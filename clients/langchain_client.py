@@ -118,9 +118,9 @@ async def main(client: str, url: str) -> int:
     tools = {tool.name: tool for tool in await load_tools(client, url, setup["headers"])}
     report(
         "tools/list",
-        "loads hello, prepare_report, retrieve_records and whoami",
+        "loads hello, prepare_report, read_data, retrieve_records and whoami",
         None
-        if set(tools) == {"hello", "prepare_report", "retrieve_records", "whoami"}
+        if set(tools) == {"hello", "prepare_report", "read_data", "retrieve_records", "whoami"}
         else f"got {sorted(tools)}",
     )
     greeting = {"message": "Hello, Ada!", "greeting": "Hello, Ada!"}

@@ -8,8 +8,11 @@ which a 2026-07-28 answer could turn into a stream); through the SDK's client, w
 asks for progress only when given a callback, from a call that reports progress too.
 fastmcp's client asks for progress on every call, so a call that reports progress
 streams, and a server-sent event of more than 1 MiB is more than either client reads:
-that call answers ``result_too_large``, typed, naming the setting. Every call runs at
-once.
+that call answers ``result_too_large``, typed, naming the setting. The toolset's
+``big_file`` keeps as many megabytes as asked for its caller and links them: through
+each client, from a call that reports progress, its answer says what the data is and how
+to read it, and the data of 5 and 20 MB reads back whole with ``resources/read``. Every
+call runs at once.
 
     python large_results.py URL
 
@@ -18,6 +21,7 @@ status 0 when every check passes; otherwise 1, each failure printed as a FAIL li
 """
 
 import asyncio
+import base64
 import sys
 from typing import Any
 
@@ -29,8 +33,10 @@ MODES = ("legacy", "2026-07-28")
 failures: list[str] = []
 
 
-def report(client: str, mode: str, what: str, problem: str | None) -> None:
-    label = f"{client} ({mode}): big_result: {what}"
+def report(
+    client: str, mode: str, what: str, problem: str | None, tool: str = "big_result"
+) -> None:
+    label = f"{client} ({mode}): {tool}: {what}"
     if problem is None:
         print(f"ok   {label}")
     else:
@@ -104,8 +110,77 @@ async def check(url: str, mode: str) -> None:
     report("fastmcp client", mode, what, problem)
 
 
+def pattern(megabytes: int) -> bytes:
+    """What ``big_file`` keeps: each byte value in turn."""
+    size = megabytes * MB
+    return (bytes(range(256)) * (size // 256 + 1))[:size]
+
+
+async def read_link(client: Any, megabytes: int) -> str | None:
+    """``big_file`` through ``client`` (asking for progress), then its link read; None when
+    the answer names the data and how to read it, and the data arrives whole."""
+    reported: list[float] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        reported.append(done)
+
+    arguments = {"megabytes": megabytes, "steps": 2}
+    result = await client.call_tool("big_file", arguments, progress_handler=progress)
+    file = (result.structured_content or {}).get("file") or {}
+    text = result.content[0].text if result.content else ""
+    if result.is_error or not file:
+        return f"answered {text[:300]}"
+    if reported != [1, 2]:
+        return f"progress {reported}"
+    said = f"{megabytes}mb.bin is {megabytes}.0 MB ({megabytes * MB} bytes)"
+    if said not in text or f"resources/read of {file['uri']}" not in text:
+        return f"the text does not say what the data is and how to read it: {text[:300]}"
+    links = [item for item in result.content if getattr(item, "type", "") == "resource_link"]
+    if [link.uri for link in links] != [file["uri"]]:
+        return f"the resource links are {links}"
+    [contents] = await client.read_resource(file["uri"])
+    if base64.b64decode(contents.blob) != pattern(megabytes):
+        return "the data read back differs from the data kept"
+    return None
+
+
+async def links(url: str, mode: str) -> None:
+    """``big_file`` of 5 and 20 MB through both clients, each asking for progress."""
+
+    async def fastmcp(megabytes: int) -> str | None:
+        async with Client(url, mode=mode, timeout=120) as client:
+            return await read_link(client, megabytes)
+
+    async def sdk(megabytes: int) -> str | None:
+        async with SDKClient(url, mode=mode) as client:
+            return await read_link(SDKReader(client), megabytes)
+
+    clients = (("fastmcp client", fastmcp), ("sdk client", sdk))
+    cases = [(name, run, size) for name, run in clients for size in (5, 20)]
+    answers = await asyncio.gather(*(run(size) for _, run, size in cases), return_exceptions=True)
+    for (name, _, size), answer in zip(cases, answers, strict=True):
+        what = f"{size} MB kept as a link, reporting progress, read back whole"
+        if isinstance(answer, BaseException):
+            answer = f"{type(answer).__name__}: {answer}"
+        report(name, mode, what, answer, tool="big_file")
+
+
+class SDKReader:
+    """The SDK's client as ``read_link`` calls it (fastmcp's names)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def call_tool(self, name: str, arguments: Any, progress_handler: Any) -> Any:
+        return await self.client.call_tool(name, arguments, progress_callback=progress_handler)
+
+    async def read_resource(self, uri: str) -> Any:
+        return (await self.client.read_resource(uri)).contents
+
+
 async def main(url: str) -> int:
-    await asyncio.gather(*(check(url, mode) for mode in MODES))
+    checks = [*(check(url, mode) for mode in MODES), *(links(url, mode) for mode in MODES)]
+    await asyncio.gather(*checks)
     return 1 if failures else 0
 
 

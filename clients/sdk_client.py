@@ -59,7 +59,7 @@ async def check_mode(url: str, mode: str, setup: dict[str, Any]) -> None:
 
         async def listing() -> None:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            expected = ["hello", "prepare_report", "retrieve_records", "whoami"]
+            expected = ["hello", "prepare_report", "read_data", "retrieve_records", "whoami"]
             assert sorted(tools) == expected, sorted(tools)
             for tool in tools.values():
                 assert (tool.output_schema or {}).get("type") == "object", tool.name

@@ -80,8 +80,8 @@ await check("connect", `speaks ${REVISIONS[flavour]}`, async () => {
 });
 const { tools } = await client.listTools();
 const names = tools.map((tool) => tool.name).sort();
-await check("tools/list", "lists hello, prepare_report, retrieve_records and whoami", async () => {
-  deepStrictEqual(names, ["hello", "prepare_report", "retrieve_records", "whoami"]);
+await check("tools/list", "lists hello, prepare_report, read_data, retrieve_records and whoami", async () => {
+  deepStrictEqual(names, ["hello", "prepare_report", "read_data", "retrieve_records", "whoami"]);
 });
 for (const tool of tools) {
   await check(tool.name, "advertises an object outputSchema", async () => {

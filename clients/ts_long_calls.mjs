@@ -17,6 +17,8 @@
 //   after which a 2026-07-28 answer could turn into a stream) and from a call that
 //   reports progress nobody asked for; a call that reports progress to this client,
 //   which asked for it, streams, and its 5 MB result answers result_too_large.
+// - big_file: 5 and 20 MB kept for the caller and linked, from a call that reports
+//   progress to this client: the link's data reads back whole with readResource.
 //
 // MCP_TS_CLIENT says which client: "sdk-1", the 1.x SDK (2025 revisions: it cancels by
 // posting notifications/cancelled), "legacy", the 2.x client negotiating with
@@ -161,6 +163,40 @@ if (checks === "big") await check("big_result", "a streamed answer too large for
   if (!result.structuredContent.detail.includes("MCP_MAX_STREAMED_RESULT_BYTES")) {
     throw new Error(`the detail names no setting: ${result.structuredContent.detail}`);
   }
+});
+
+// big_file keeps what it is asked for and links it: the link reads back whole.
+function pattern(megabytes) {
+  const size = megabytes * MB;
+  const data = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 1) data[i] = i % 256;
+  return data;
+}
+
+if (checks === "big") await check("big_file", "5 and 20 MB kept as links, reporting progress, read back whole", async () => {
+  await Promise.all(
+    [5, 20].map(async (megabytes) => {
+      const reports = [];
+      const result = await callTool(
+        { name: "big_file", arguments: { megabytes, steps: 2 } },
+        { ...LONG, onprogress: (report) => reports.push(report.progress) },
+      );
+      deepStrictEqual(reports, [1, 2], "the progress reports");
+      deepStrictEqual(result.isError ?? false, false, `isError: ${JSON.stringify(result).slice(0, 300)}`);
+      const { file } = result.structuredContent;
+      deepStrictEqual(
+        result.content.filter((item) => item.type === "resource_link").map((item) => item.uri),
+        [file.uri],
+        "the resource links",
+      );
+      if (!result.content[0].text.includes(`${megabytes}mb.bin is ${megabytes}.0 MB`)) {
+        throw new Error(`the text does not say what the data is: ${result.content[0].text.slice(0, 300)}`);
+      }
+      const read = await client.readResource({ uri: file.uri }, LONG);
+      const data = Buffer.from(read.contents[0].blob, "base64");
+      deepStrictEqual(data.equals(pattern(megabytes)), true, "the data read back is the data kept");
+    }),
+  );
 });
 
 await client.close();

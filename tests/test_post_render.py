@@ -111,7 +111,8 @@ def wait_until_ready(url: str, process: "subprocess.Popen[bytes]", seconds: floa
     while time.monotonic() < deadline and process.poll() is None:
         try:
             with urllib.request.urlopen(url, timeout=1) as answer:
-                if json.load(answer) == {"status": "ready", "tools": 4}:
+                # hello, whoami, prepare_report, retrieve_records and the runtime's read_data
+                if json.load(answer) == {"status": "ready", "tools": 5}:
                     return True
         except OSError:
             pass

@@ -67,7 +67,7 @@ def test_first_week_toolsets_and_tools_are_served_tested_and_clean(service: Path
     assert " failed" not in week.tests
     assert week.check == "ok: 7 tools of my-mcp-service keep the contract\n"
     schemas = {tool["name"]: tool["outputSchema"] for tool in week.listing["tools"]}
-    examples = {"hello", "whoami", "prepare_report", "retrieve_records"}
+    examples = {"hello", "whoami", "prepare_report", "retrieve_records", "read_data"}
     assert set(schemas) == {*examples, *FIRST_WEEK_TOOLS}
     assert schemas["forecast"]["oneOf"][0]["title"] == "ForecastResult"
     assert schemas["weather_data"]["oneOf"][0]["required"] == ["message"]

@@ -32,6 +32,7 @@ try:
     from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
     from mcp_runtime.contract.violations import ContractError, ContractViolation
     from mcp_runtime.execution.checkpoints import is_resumed, last_checkpoint, save_checkpoint
+    from mcp_runtime.execution.kept_data import DataLimitError, DataLink, keep_data
     from mcp_runtime.execution.progress import report_progress
     from mcp_runtime.serving.server import build_server
 finally:
@@ -43,6 +44,8 @@ __all__ = [
     "Caller",
     "ContractError",
     "ContractViolation",
+    "DataLimitError",
+    "DataLink",
     "ServiceSettings",
     "ToolError",
     "ToolResult",
@@ -51,6 +54,7 @@ __all__ = [
     "current_settings",
     "is_error",
     "is_resumed",
+    "keep_data",
     "last_checkpoint",
     "report_progress",
     "request_header",

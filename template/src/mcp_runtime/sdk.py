@@ -33,7 +33,9 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.tools import Tool as SDKTool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
@@ -76,6 +78,7 @@ __all__ = [
     "BearerCheck",
     "CallNext",
     "ContractServer",
+    "DataReader",
     "DirectCall",
     "DirectCalls",
     "Extension",
@@ -84,6 +87,9 @@ __all__ = [
     "MCPError",
     "MCPServer",
     "MethodBinding",
+    "ReadResourceContents",
+    "ResourceError",
+    "ResourceNotFoundError",
     "SDKTool",
     "SDKToolError",
     "ServerRequestContext",
@@ -287,9 +293,39 @@ def without_sdk_spans(server: MCPServer) -> MCPServer:
     return server
 
 
+DataReader = Callable[[str, ServerRequestContext[Any, Any]], Awaitable[ReadResourceContents | None]]
+"""Reads a resource the runtime keeps (its URI, the request's context): its contents, None
+when the URI is not one of its own; raises ``ResourceNotFoundError`` or ``ResourceError``."""
+
+
 class ContractServer(MCPServer):
     """The SDK's server, whose ``tools/list`` names each task tool's ``execution.taskSupport``
-    (its tool's ``task``: the 2025-11-25 field; the 2026-07-28 schema drops it)."""
+    (its tool's ``task``: the 2025-11-25 field; the 2026-07-28 schema drops it), and whose
+    ``resources/read`` answers the runtime's own resources (:meth:`read_kept_with`) with
+    their media type before the SDK's registered ones."""
+
+    _kept_reader: DataReader | None = None
+    _kept_templates: tuple[mcp_types.ResourceTemplate, ...] = ()
+
+    def read_kept_with(self, reader: DataReader, template: mcp_types.ResourceTemplate) -> None:
+        """Answer ``resources/read`` with ``reader`` first; list ``template``."""
+        self._kept_reader = reader
+        self._kept_templates = (template,)
+
+    async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
+        reader = self._kept_reader
+        if reader is not None and context is not None:
+            try:
+                request = context.request_context
+            except ValueError:  # read outside a request: the SDK's resources only
+                request = None
+            contents = None if request is None else await reader(str(uri), request)
+            if contents is not None:
+                return [contents]
+        return await super().read_resource(uri, context)
+
+    async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
+        return [*await super().list_resource_templates(), *self._kept_templates]
 
     async def list_tools(self) -> list[mcp_types.Tool]:
         listed = await super().list_tools()

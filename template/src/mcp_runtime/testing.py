@@ -9,6 +9,8 @@ production wheel or image.
 - :class:`LocalIssuer` signs tokens and publishes its key, for ``MCP_AUTH=oauth``.
 - :func:`task_run` calls a tool as a run of a task, from a checkpoint, and keeps the
   checkpoints it saves.
+- :func:`kept_data` keeps the data a tool called directly keeps (``keep_data``), to read
+  back by its link.
 """
 
 from mcp_runtime.devtools.clients import (
@@ -24,11 +26,13 @@ from mcp_runtime.devtools.clients import (
     run_server,
     serve_http,
 )
+from mcp_runtime.devtools.kept_data import KeptData, kept_data
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.devtools.task_runs import SavedCheckpoints, task_run
 from mcp_runtime.sdk import MCPServer
 
 __all__ = [
+    "KeptData",
     "ListedTool",
     "LocalIssuer",
     "MCPServer",
@@ -41,6 +45,7 @@ __all__ = [
     "connect",
     "connect_http",
     "free_port",
+    "kept_data",
     "run_server",
     "serve_http",
     "task_run",

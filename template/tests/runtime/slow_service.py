@@ -15,7 +15,9 @@ optional), ``job_thread`` (optional, sync) and ``only_as_task`` (required) run a
 (toolset ``tasks``): ``job`` reports ``steps`` steps, then holds until the test releases
 it when ``hold`` is set, writing ``cancelled-NAME`` when it is cancelled, and answers as
 ``answer`` does. ``steps`` and ``steps_thread`` checkpoint each of their steps (toolset
-``durable``), for the tests of tasks that outlive their process.
+``durable``), for the tests of tasks that outlive their process. ``kept`` (a task tool:
+optional) and ``kept_thread`` keep data for their caller (``keep_data``) and link it
+(toolset ``data``): :func:`kept_content` is what they keep.
 """
 
 import os
@@ -27,10 +29,12 @@ import anyio
 from langchain_core.tools import ToolException, tool
 
 from mcp_runtime import (
+    DataLink,
     ToolError,
     ToolResult,
     current_caller,
     is_resumed,
+    keep_data,
     last_checkpoint,
     report_progress,
     request_header,
@@ -198,6 +202,55 @@ async def only_as_task(name: str) -> ToolResult:
     return ToolResult(message=f"tasked {name}")
 
 
+def kept_content(size: int, text: bool) -> bytes:
+    """What ``kept`` keeps: ``size`` rows of text (a two-byte character in each), or
+    ``size`` bytes that run through every byte value."""
+    if text:
+        return "".join(f"{row},\u00e9\n" for row in range(size)).encode()
+    return (bytes(range(256)) * (size // 256 + 1))[:size]
+
+
+class KeptResult(ToolResult):
+    """Data kept for the caller, linked."""
+
+    file: NotRequired[DataLink]
+    other: NotRequired[DataLink]
+
+
+@tool_metadata(task="optional")
+@tool
+async def kept(
+    size: int,
+    text: bool = False,
+    name: str = "data.bin",
+    steps: int = 0,
+    then: str = "answer",
+) -> KeptResult | ToolError:
+    """Keep :func:`kept_content` as ``name`` after ``steps`` progress reports, and answer
+    as ``then`` says: ``answer`` links it; ``twice`` keeps it twice and links both;
+    ``unlinked`` keeps it and links none; ``refuse`` answers a ToolError."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step} of {steps}")
+        await anyio.sleep(0.01)
+    media_type = "text/csv" if text else None
+    file = keep_data(kept_content(size, text), name=name, media_type=media_type)
+    if then == "twice":
+        other = keep_data(kept_content(size, text), name=f"other-{name}", media_type=media_type)
+        return KeptResult(message=f"kept {name} twice", file=file, other=other)
+    if then == "unlinked":
+        return KeptResult(message=f"kept {name}, linked nowhere")
+    if then == "refuse":
+        return ToolError(error="refused", detail=f"kept {name}, then refused")
+    return KeptResult(message=f"kept {name}", file=file)
+
+
+@tool
+def kept_thread(size: int) -> KeptResult:
+    """``kept`` in a tool thread: binary data of ``size`` bytes."""
+    file = keep_data(kept_content(size, False), name="thread.bin")
+    return KeptResult(message="kept in a thread", file=file)
+
+
 TOOLSETS = (
     Toolset("slow", (hold, hold_thread)),
     Toolset("counting", (count_up, count_up_thread)),
@@ -205,6 +258,7 @@ TOOLSETS = (
     Toolset("answers", (answer,)),
     Toolset("tasks", (job, job_thread, only_as_task)),
     Toolset("durable", (steps, steps_thread)),
+    Toolset("data", (kept, kept_thread)),
 )
 
 

@@ -191,14 +191,15 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     service: Path, mypy_cache: str
 ) -> None:
     """Toolsets named like the runtime's modules and tests (``http`` is also the standard
-    library's; ``cli``'s tool may run as a task), and a tool named like a runtime test that
-    runs only as a task, in one copy of the service: all are linted, tested, served and
-    recorded together."""
+    library's, and its tool keeps data; ``cli``'s tool may run as a task), and a tool named
+    like a runtime test that runs only as a task, in one copy of the service: all are
+    linted, tested, served and recorded together."""
     skip_if_the_service_uses("serving", "cli", "http", "gate")
     before, report = recorded_tools(service), contract_report(service)
     tasks = {"cli": "optional", "gate": "required"}
     for name in ("serving", "cli", "http"):
         task = ["--task", tasks[name]] if name in tasks else []
+        task += ["--keeps-data"] if name == "http" else []
         created = run(service, "mcp_runtime.devtools.scaffold", "new-toolset", name, *task)
         assert created.returncode == 0, created.stderr
         assert created.stdout.startswith(
@@ -215,6 +216,8 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
         ROOT / "tests" / "runtime" / "test_gate.py"
     ).read_bytes()
     recorded = json.loads((service / "contract" / "tools.json").read_text())["tools"]
+    http = next(entry for entry in recorded if entry["name"] == "http")
+    assert set(http["outputSchema"]["oneOf"][0]["properties"]) == {"message", "rows", "file"}
     support = {entry["name"]: entry.get("execution") for entry in recorded}
     assert {name: support[name] for name in ("serving", "cli", "http", "gate")} == {
         "serving": None,
@@ -226,16 +229,18 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     check_written(service, tools, before, report, mypy_cache, tasked=frozenset({"cli", "gate"}))
 
 
+@pytest.mark.parametrize("keeps_data", [False, True], ids=["", "keeps-data"])
 @pytest.mark.parametrize("task", [None, "optional", "required"])
 @pytest.mark.parametrize("package", ["acme", "mcp_tools", "zeta"])
 def test_written_tests_sort_their_imports_for_any_package_name(
-    package: str, task: str | None
+    package: str, task: str | None, keeps_data: bool
 ) -> None:
-    """The tests as written, before ruff tidies them, of a plain tool and of task tools:
-    whether the package sorts before, beside or after ``mcp_runtime``, its import comes
-    right after the runtime's."""
+    """The tests as written, before ruff tidies them, of a plain tool, of task tools and of
+    tools that keep data: whether the package sorts before, beside or after
+    ``mcp_runtime``, its import comes right after the runtime's."""
     names = scaffold.Names("forecast")
-    text = scaffold.tool_tests(f"{package}.toolsets.weather", names, "weather", task)
+    module = f"{package}.toolsets.weather"
+    text = scaffold.tool_tests(module, names, "weather", task, keeps_data)
     first_party = f"lint.isort.known-first-party = ['{package}']"
     stdin = ["--stdin-filename", "tests/test_forecast.py", "-"]
     for command in (["check", "--config", first_party], ["format", "--check"]):
@@ -347,6 +352,8 @@ def test_help_explains_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
         scaffold.main(["new-toolset", "--help"])
     assert exited.value.code == 0
     text = capsys.readouterr().out
-    assert text.startswith("usage: scripts/new-toolset [-h] [--task {optional,required}] NAME")
-    for rule in ("normalised", "exit status 2", "keyword", "overwrite", "restored", "MCP task"):
+    usage = "usage: scripts/new-toolset [-h] [--task {optional,required}] [--keeps-data]"
+    assert text.startswith(usage)
+    rules = ("normalised", "exit status 2", "keyword", "overwrite", "restored", "MCP task")
+    for rule in (*rules, "docs/large-results.md"):
         assert rule in text

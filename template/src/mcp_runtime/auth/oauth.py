@@ -8,6 +8,7 @@ valid token. A tool reads who called it with :func:`current_caller`. Tokens are 
 logged, nor put in any message.
 """
 
+import hashlib
 import json
 import logging
 import time
@@ -30,8 +31,10 @@ __all__ = [
     "Caller",
     "JwksCache",
     "JwtVerifier",
+    "caller_digest",
     "caller_of",
     "current_caller",
+    "owner_digest",
     "remember_request_token",
     "using_caller",
 ]
@@ -82,6 +85,20 @@ def caller_of(token: AccessToken | None) -> Caller | None:
         client_id=token.client_id or None,
         claims=dict(token.claims or {}),
     )
+
+
+def caller_digest(caller: Caller | None) -> str:
+    """Whose things (tasks, kept data) a caller reads, as the store keeps it: a digest of
+    its subject and client, or ``anonymous`` without a verified caller."""
+    if caller is None:
+        return "anonymous"
+    return owner_digest(caller.subject, caller.client_id)
+
+
+def owner_digest(subject: str, client_id: str | None) -> str:
+    """The digest of a verified caller's subject and client, which the store keeps in
+    their place."""
+    return hashlib.sha256(f"{subject}\x00{client_id or ''}".encode()).hexdigest()[:32]
 
 
 def remember_request_token(access: AccessToken) -> None:

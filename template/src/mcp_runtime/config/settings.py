@@ -174,6 +174,36 @@ class ServiceSettings(BaseSettings):
         "first seals, any opens (`<service> task-key` prints one); required to keep tasks "
         "on Redis",
     )
+    data_ttl: float = Field(
+        3600.0,
+        gt=0,
+        description="seconds the data a tool keeps for its caller (keep_data) stays readable; "
+        "then it is removed",
+    )
+    max_data_bytes: int = Field(
+        256 * 1024 * 1024,
+        gt=0,
+        description="largest data one keep_data keeps, in bytes; a tool that keeps more answers "
+        "isError (data_too_large)",
+    )
+    max_data_bytes_per_caller: int = Field(
+        1024 * 1024 * 1024,
+        gt=0,
+        description="most bytes of data kept for one caller at once; a call that would keep "
+        "more answers isError (data_too_large) until some of it expires",
+    )
+    data_tool: Literal["auto", "true", "false"] = Field(
+        "auto",
+        description="serve the tool read_data, which reads kept data in pages of text, for "
+        "clients that have only tools: auto serves it when a tool's result declares a "
+        "DataLink",
+    )
+    data_page_chars: int = Field(
+        20000,
+        ge=1000,
+        le=1_000_000,
+        description="characters of one page read_data answers",
+    )
     direct_calls: bool = Field(
         True,
         description="answer a 2026-07-28 tools/call of the service's own tools without the "

@@ -34,10 +34,10 @@ from typing import Any
 import anyio
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.tools.base import _get_runnable_config_param
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mcp_runtime.auth.oauth import current_caller
+from mcp_runtime.auth.oauth import caller_digest, current_caller
 from mcp_runtime.config.settings import (
     MAX_RESULT_BYTES,
     MAX_STREAMED_RESULT_BYTES,
@@ -52,6 +52,12 @@ from mcp_runtime.contract.output_contract import (
 from mcp_runtime.contract.tool_metadata import TaskSupport
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
+from mcp_runtime.execution.kept_data import (
+    DataLimitError,
+    DataStoreError,
+    StagedData,
+    staging_data,
+)
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
@@ -179,6 +185,12 @@ class ContractTool(SDKTool):
     state: ServiceState = Field(
         exclude=True, repr=False, description="the service's threads, calls and metrics"
     )
+    runtime_owned: bool = Field(
+        False,
+        exclude=True,
+        description="the runtime's own tool (read_data), not the service's: no part of the "
+        "service's contract snapshot",
+    )
     json_keys: frozenset[str] = Field(
         exclude=True, repr=False, description="argument keys the SDK may decode from JSON text"
     )
@@ -251,7 +263,10 @@ class ContractTool(SDKTool):
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
         owner = owner_of(verified_token())
         state = self.state
-        with state.calls.call(self.name, owner, request_id(), timeout) as call:
+        with (
+            staging_data() as staged,
+            state.calls.call(self.name, owner, request_id(), timeout) as call,
+        ):
             try:
                 value = await self.caller.call(
                     arguments, parsed, state.threads, self.policy.max_threads
@@ -260,6 +275,8 @@ class ContractTool(SDKTool):
                 return error_result(str(exc)), Outcome.BUSY
             except UrlElicitationRequiredError:
                 raise
+            except DataLimitError as exc:
+                return self._too_much_data(exc)
             except BaseException as exc:
                 if _is_cancellation(exc):
                     raise
@@ -288,7 +305,46 @@ class ContractTool(SDKTool):
         result = self.contract.to_call_result(value, max_depth=self.policy.max_depth)
         if result.structured_content is None:
             return result, Outcome.CONTRACT_VIOLATION
-        return result, Outcome.TOOL_ERROR if result.is_error else Outcome.OK
+        if result.is_error:
+            return result, Outcome.TOOL_ERROR
+        return await self._keeping(result, staged)
+
+    async def _keeping(
+        self, result: CallToolResult, staged: list[StagedData]
+    ) -> tuple[CallToolResult, Outcome]:
+        """``result``, once the data its tool kept and linked in it is stored for the caller,
+        with a ``resource_link`` item for each beside its text; ``isError`` instead when
+        the data cannot be kept (past a limit, or the store did not answer)."""
+        text = result.content[0].text if isinstance(result.content[0], TextContent) else ""
+        linked = [item for item in staged if item.link["uri"] in text]
+        if not linked:
+            return result, Outcome.OK
+        try:
+            if self.state.data is None:
+                raise RuntimeError("the tool's server keeps no data: build it with build_server")
+            await self.state.data.keep(caller_digest(current_caller()), linked)
+        except DataLimitError as exc:
+            return self._too_much_data(exc)
+        except DataStoreError as exc:
+            message = (
+                f"Tool '{self.name}' answered with data the service could not keep for you "
+                f"(error id {exc.error_id}; the service's log says why): call it again later."
+            )
+            return error_result(message), Outcome.EXCEPTION
+        except Exception as exc:
+            return self._exception_answer(exc)
+        links = [
+            ResourceLink(
+                type="resource_link",
+                uri=item.link["uri"],
+                name=item.name,
+                mime_type=item.media_type,
+                size=len(item.content),
+                description=item.link["how_to_read"],
+            )
+            for item in linked
+        ]
+        return result.model_copy(update={"content": [*result.content, *links]}), Outcome.OK
 
     def _within_size(
         self, result: CallToolResult, outcome: Outcome, streamed: bool
@@ -325,6 +381,10 @@ class ContractTool(SDKTool):
                 "result as one JSON body, or ask for less at once."
             )
         return self._error(ToolError(error="result_too_large", detail=message)), Outcome.TOO_LARGE
+
+    def _too_much_data(self, exc: DataLimitError) -> tuple[CallToolResult, Outcome]:
+        """``isError`` (``data_too_large``) for data past the service's limits."""
+        return self._error(ToolError(error="data_too_large", detail=str(exc))), Outcome.TOO_LARGE
 
     def error_result(self, error: ToolError) -> CallToolResult:
         """``isError`` with ``error``, as :meth:`_error` shapes it for this tool."""

@@ -152,8 +152,11 @@ def contract_of(
 
 
 def live_contract(server: MCPServer) -> dict[str, Any]:
-    """The contract ``server`` serves: its ``tools/list``, with each tool's scopes."""
-    listed = asyncio.run(server.list_tools())
+    """The contract ``server`` serves: its ``tools/list`` but the runtime's own tools (whose
+    contract is the runtime's), with each tool's scopes."""
+    own = [tool for tool in served_tools(server) if getattr(tool, "runtime_owned", False)]
+    runtime = {tool.name for tool in own}
+    listed = [tool for tool in asyncio.run(server.list_tools()) if tool.name not in runtime]
     scopes = {
         tool.name: tool.scopes for tool in served_tools(server) if isinstance(tool, ContractTool)
     }

@@ -1,7 +1,8 @@
 """Scaffold toolsets and tools that keep the contract from their first commit.
 
 Run through ``scripts/new-toolset NAME`` and ``scripts/new-tool TOOLSET NAME`` (either
-with ``--task optional`` or ``--task required`` for a task tool).
+with ``--task optional`` or ``--task required`` for a task tool, and ``--keeps-data`` for
+a tool that keeps a file of any size for its caller).
 Every file is planned first and written only once the input is known good; then
 the service's ``contract --write TOOL`` runs on the result (the startup gate, then
 the new tools recorded in the contract snapshot), and any failure restores every
@@ -26,6 +27,9 @@ from mcp_runtime.contract.snapshot import SNAPSHOT
 from mcp_runtime.contract.tool_metadata import TASK_SUPPORT
 from mcp_runtime.contract.toolsets import Service, ServiceNotFoundError, find_service, toolset_name
 from mcp_runtime.devtools.scaffold_texts import (
+    DATA_CALL_TEST,
+    DATA_TOOL,
+    DATA_TOOL_TESTS,
     IMPORTED,
     PLAIN_CALL_TEST,
     TASK_ONLY_TEST,
@@ -109,7 +113,9 @@ def module_of(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")
 
 
-def plan_toolset(service: Service, text: str, task: str | None = None) -> Plan:
+def plan_toolset(
+    service: Service, text: str, task: str | None = None, keeps_data: bool = False
+) -> Plan:
     """Plan a new toolset module with one example tool, and its test file."""
     module = normalise(text, "toolset")
     toolset = toolset_name(module)
@@ -122,12 +128,12 @@ def plan_toolset(service: Service, text: str, task: str | None = None) -> Plan:
         )
     names = Names(module)
     check_tool_name_is_free(service, names.tool)
-    test_path, test_source = plan_test(service, module, names, task)
+    test_path, test_source = plan_test(service, module, names, task, keeps_data)
     source = TOOLSET.substitute(
         toolset=toolset,
         tool=names.tool,
-        tool_code=tool_code(names, task),
-        runtime_import=RUNTIME_IMPORT_TASK if task else RUNTIME_IMPORT,
+        tool_code=tool_code(names, task, keeps_data),
+        runtime_import=runtime_import(runtime_names(task, keeps_data)),
     )
     return Plan(
         writes={path: source, test_path: test_source},
@@ -142,7 +148,13 @@ def plan_toolset(service: Service, text: str, task: str | None = None) -> Plan:
     )
 
 
-def plan_tool(service: Service, toolset_text: str, text: str, task: str | None = None) -> Plan:
+def plan_tool(
+    service: Service,
+    toolset_text: str,
+    text: str,
+    task: str | None = None,
+    keeps_data: bool = False,
+) -> Plan:
     """Plan one more tool in an existing toolset module, and its test file."""
     module = module_of(toolset_text)
     folder = toolsets_folder(service)
@@ -159,7 +171,7 @@ def plan_tool(service: Service, toolset_text: str, text: str, task: str | None =
     original = path.read_text()
     tree = ast.parse(original)
     defined = bound_names(tree)
-    for taken in (names.tool, names.result_class, names.records):
+    for taken in (names.tool, names.result_class, names.records, f"{names.tool}_csv"):
         if taken in defined:
             raise ScaffoldError(
                 f"{relative(path)} already defines {taken!r}: choose another tool name."
@@ -195,14 +207,14 @@ def plan_tool(service: Service, toolset_text: str, text: str, task: str | None =
     after = "".join(lines[tools_list.end_lineno :])
     source = (
         head
-        + missing_imports(tree, task)
+        + missing_imports(tree, task, keeps_data)
         + body
         + "\n\n\n"
-        + tool_code(names, task)
+        + tool_code(names, task, keeps_data)
         + f"\n\nTOOLS = [{', '.join([*listed, names.tool])}]\n"
         + after
     )
-    test_path, test_source = plan_test(service, module, names, task)
+    test_path, test_source = plan_test(service, module, names, task, keeps_data)
     return Plan(
         writes={path: source, test_path: test_source},
         summary=[
@@ -216,7 +228,11 @@ def plan_tool(service: Service, toolset_text: str, text: str, task: str | None =
 
 
 def plan_test(
-    service: Service, module: str, names: Names, task: str | None = None
+    service: Service,
+    module: str,
+    names: Names,
+    task: str | None = None,
+    keeps_data: bool = False,
 ) -> tuple[Path, str]:
     """The team's test file for a new tool, ``tests/test_<tool>.py``; refused if it exists."""
     path = Path.cwd() / "tests" / f"test_{names.tool}.py"
@@ -225,11 +241,17 @@ def plan_test(
             f"{relative(path)} already exists: choose another tool name, or move that file."
         )
     package = f"{service.toolsets_package}.{module}"
-    return path, tool_tests(package, names, toolset_name(module), task)
+    return path, tool_tests(package, names, toolset_name(module), task, keeps_data)
 
 
-def tool_code(names: Names, task: str | None = None) -> str:
-    """The code of the tool ``names.tool``; a task tool when ``task`` is given."""
+def tool_code(names: Names, task: str | None = None, keeps_data: bool = False) -> str:
+    """The code of the tool ``names.tool``; a task tool when ``task`` is given; one that
+    keeps data for its caller with ``keeps_data``."""
+    if keeps_data:
+        task_line = f'    task="{task}",\n' if task else ""
+        return DATA_TOOL.substitute(
+            tool=names.tool, result=names.result_class, words=names.words, task=task_line
+        )
     if task is None:
         return TOOL.substitute(
             tool=names.tool, result=names.result_class, words=names.words, task=""
@@ -239,10 +261,14 @@ def tool_code(names: Names, task: str | None = None) -> str:
     )
 
 
-def tool_tests(module: str, names: Names, toolset: str, task: str | None = None) -> str:
+def tool_tests(
+    module: str, names: Names, toolset: str, task: str | None = None, keeps_data: bool = False
+) -> str:
     """The tests of the tool ``names.tool`` of ``module`` (a full module name); of a task
-    tool when ``task`` is given."""
+    tool when ``task`` is given; of one that keeps data with ``keeps_data``."""
     arguments = '{"keys": ["example", "example"]}' if task else '{"key": "example"}'
+    if keeps_data:
+        arguments = '{"dataset": "example", "rows": 2}'
     if task == "required":
         call_test = TASK_ONLY_TEST.substitute(tool=names.tool, arguments=arguments)
         imported = "from mcp import MCPError\n"
@@ -253,9 +279,12 @@ def tool_tests(module: str, names: Names, toolset: str, task: str | None = None)
             if task
             else ""
         )
-        call_test = PLAIN_CALL_TEST.substitute(tool=names.tool, listed=listed, arguments=arguments)
+        call = DATA_CALL_TEST if keeps_data else PLAIN_CALL_TEST
+        call_test = call.substitute(tool=names.tool, listed=listed, arguments=arguments)
         imported = "from jsonschema import Draft202012Validator\n"
-    tests = TASK_TOOL_TESTS if task else TOOL_TESTS
+        if keeps_data:
+            imported += "from mcp.types import TextResourceContents\n"
+    tests = DATA_TOOL_TESTS if keeps_data else TASK_TOOL_TESTS if task else TOOL_TESTS
     return tests.substitute(
         module=module,
         tool=names.tool,
@@ -263,6 +292,7 @@ def tool_tests(module: str, names: Names, toolset: str, task: str | None = None)
         words=names.words,
         imported=imported,
         call_test=call_test,
+        arguments=arguments,
     )
 
 
@@ -285,18 +315,25 @@ def bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
-RUNTIME_IMPORT = "from mcp_runtime import ToolError, ToolResult, tool_metadata"
-RUNTIME_IMPORT_TASK = """from mcp_runtime import (
-    ToolError,
-    ToolResult,
-    last_checkpoint,
-    report_progress,
-    save_checkpoint,
-    tool_metadata,
-)"""
+def runtime_names(task: str | None = None, keeps_data: bool = False) -> list[str]:
+    """What the tool's code imports from ``mcp_runtime``, sorted as ruff sorts them."""
+    names = ["ToolError", "ToolResult", "tool_metadata"]
+    if keeps_data:
+        names += ["DataLink", "keep_data"]
+    elif task:
+        names += ["last_checkpoint", "report_progress", "save_checkpoint"]
+    return sorted(names, key=lambda name: (not name[0].isupper(), name))
 
 
-def missing_imports(tree: ast.Module, task: str | None = None) -> str:
+def runtime_import(names: list[str]) -> str:
+    """The import of ``names`` from ``mcp_runtime``, on one line when it fits."""
+    line = f"from mcp_runtime import {', '.join(names)}"
+    if len(line) <= 100:
+        return line
+    return "from mcp_runtime import (\n" + "".join(f"    {name},\n" for name in names) + ")"
+
+
+def missing_imports(tree: ast.Module, task: str | None = None, keeps_data: bool = False) -> str:
     """Import lines the tool's code needs and ``tree`` lacks (ruff sorts them after)."""
     imported: set[tuple[str, str]] = set()
     for node in tree.body:
@@ -307,15 +344,8 @@ def missing_imports(tree: ast.Module, task: str | None = None) -> str:
         ("typing", "NotRequired"),
         ("langchain_core.tools", "tool"),
         ("pydantic", "Field"),
-        ("mcp_runtime", "ToolError"),
-        ("mcp_runtime", "ToolResult"),
-        ("mcp_runtime", "tool_metadata"),
     ]
-    if task:
-        needed += [
-            ("mcp_runtime", name)
-            for name in ("last_checkpoint", "report_progress", "save_checkpoint")
-        ]
+    needed += [("mcp_runtime", name) for name in runtime_names(task, keeps_data)]
     return "".join(
         f"from {module} import {name}\n"
         for module, name in needed
@@ -399,9 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         service = find_service()
         if args.command == "new-toolset":
-            plan = plan_toolset(service, args.name, args.task)
+            plan = plan_toolset(service, args.name, args.task, args.keeps_data)
         else:
-            plan = plan_tool(service, args.toolset, args.name, args.task)
+            plan = plan_tool(service, args.toolset, args.name, args.task, args.keeps_data)
         apply(plan)
     except (ScaffoldError, ServiceNotFoundError) as exc:
         print(f"error: {exc}\nNothing was written.", file=sys.stderr)
@@ -425,6 +455,7 @@ def parser() -> argparse.ArgumentParser:
     )
     toolset.add_argument("name", metavar="NAME", help="the toolset's name, such as 'Weather Data'")
     toolset.add_argument("--task", choices=TASK_SUPPORT, help=TASK_HELP)
+    toolset.add_argument("--keeps-data", action="store_true", help=KEEPS_DATA_HELP)
     tool = commands.add_parser(
         "new-tool",
         prog="scripts/new-tool",
@@ -434,12 +465,18 @@ def parser() -> argparse.ArgumentParser:
     tool.add_argument("toolset", metavar="TOOLSET", help="a toolset, such as weather-data")
     tool.add_argument("name", metavar="NAME", help="the new tool's name, such as 'forecast'")
     tool.add_argument("--task", choices=TASK_SUPPORT, help=TASK_HELP)
+    tool.add_argument("--keeps-data", action="store_true", help=KEEPS_DATA_HELP)
     return top
 
 
 TASK_HELP = (
     "make the tool a task tool: a client may call it as an MCP task, a long job it polls "
     "(optional), or only as one (required); see docs/long-calls.md"
+)
+
+KEEPS_DATA_HELP = (
+    "make the tool one that keeps a file of any size for its caller and links it from its "
+    "result (keep_data); see docs/large-results.md"
 )
 
 NEW_TOOLSET_HELP = """\
@@ -469,7 +506,9 @@ entry in contract/tools.json. The same rules and guarantees as
 scripts/new-toolset apply (see its --help).
 
 With --task optional, a client may call the tool as an MCP task, a long job it
-polls; with --task required, only as one (see docs/long-calls.md).
+polls; with --task required, only as one (see docs/long-calls.md). With
+--keeps-data, the tool keeps a file of any size for its caller and links it from
+its result (see docs/large-results.md).
 """
 
 NEXT_STEPS = """

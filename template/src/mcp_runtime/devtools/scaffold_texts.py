@@ -17,12 +17,17 @@ isort section of its own, before the package's). The placeholders:
 - ``$arguments``: in the call tests, the arguments of the call.
 
 A task tool (``--task``) is ``TASK_TOOL``, a job over several keys that checkpoints each
-record it fetches, with ``TASK_TOOL_TESTS``.
+record it fetches, with ``TASK_TOOL_TESTS``. A tool that keeps data (``--keeps-data``) is
+``DATA_TOOL``, which keeps a file of any size for its caller and links it, with
+``DATA_TOOL_TESTS`` and ``DATA_CALL_TEST``.
 """
 
 from string import Template
 
 __all__ = [
+    "DATA_CALL_TEST",
+    "DATA_TOOL",
+    "DATA_TOOL_TESTS",
     "IMPORTED",
     "PLAIN_CALL_TEST",
     "TASK_ONLY_TEST",
@@ -43,6 +48,8 @@ IMPORTED = {
     "save_checkpoint": "a task tool's module imports it from mcp_runtime",
     "report_progress": "a task tool's module imports it from mcp_runtime",
     "task_run": "a task tool's tests import it from mcp_runtime.testing",
+    "keep_data": "a tool that keeps data imports it from mcp_runtime",
+    "kept_data": "the tests of a tool that keeps data import it from mcp_runtime.testing",
 }
 
 # A toolset module with one tool.
@@ -249,3 +256,90 @@ async def test_${tool}_taken_over_fetches_only_the_records_after_its_checkpoint(
 
 
 ${call_test}''')
+
+# A tool that keeps data: a file of any size, kept for its caller and linked from its
+# result (docs/large-results.md).
+DATA_TOOL = Template('''\
+# Example data: replace with the real source (an archive's client, a query, ...).
+def ${tool}_csv(dataset: str, rows: int) -> str:
+    """The rows of ``dataset`` the source answers, as CSV."""
+    return "row,value\\n" + "".join(f"{row},{dataset}-{row}\\n" for row in range(1, rows + 1))
+
+
+class ${result}(ToolResult):
+    """Rows of a ${words} dataset: a file of any size, kept for the caller and linked."""
+
+    rows: NotRequired[int]
+    file: NotRequired[DataLink]
+
+
+@tool_metadata(
+    title="Extract ${words} rows as a file",
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
+${task})
+@tool
+def ${tool}(
+    dataset: Annotated[
+        str, Field(max_length=100, description="The dataset to extract, such as 'example'.")
+    ],
+    rows: Annotated[int, Field(ge=1, le=10_000_000, description="How many rows to extract.")] = 10,
+) -> ${result} | ToolError:
+    """Extract rows of a ${words} dataset as a CSV file, of any size.
+
+    The file is kept for you and linked from the result: read it with resources/read,
+    download it, or read it page by page with the tool read_data.
+    """
+    name = dataset.strip()
+    if not name:
+        return ToolError(
+            error="invalid_argument",
+            detail='The dataset is blank: name one, such as "example".',
+        )
+    file = keep_data(${tool}_csv(name, rows), name=f"{name}.csv", media_type="text/csv")
+    return ${result}(message=f"{rows} rows of {name}, in {file['name']}.", rows=rows, file=file)
+''')
+
+# The tests of a tool that keeps data: a direct call, and a call over MCP (or its refusal).
+DATA_TOOL_TESTS = Template('''\
+"""The ${tool} tool of the ${toolset} toolset."""
+
+import pytest
+${imported}
+from mcp_runtime.testing import MCPServer, connect, kept_data
+from ${module} import ${tool}
+
+CSV = "row,value\\n1,example-1\\n2,example-2\\n"
+
+
+def test_${tool}_keeps_the_file_and_links_it() -> None:
+    with kept_data() as kept:
+        result = ${tool}.invoke(${arguments})
+    assert kept.text(result["file"]) == CSV
+    assert (result["rows"], result["file"]["name"]) == (2, "example.csv")
+
+
+def test_${tool}_blank_dataset_is_an_invalid_argument() -> None:
+    assert ${tool}.invoke({"dataset": " "})["error"] == "invalid_argument"
+
+
+${call_test}''')
+
+# The test of a call over MCP of a tool that keeps data: the link read back.
+DATA_CALL_TEST = Template("""\
+@pytest.mark.anyio
+async def test_${tool}_over_mcp_links_the_file_it_keeps(server: MCPServer) -> None:
+    async with connect(server) as session:
+        listing = await session.list_tools()
+        result = await session.call_tool("${tool}", ${arguments})
+        read = await session.read_resource(result.structured_content["file"]["uri"])
+    entry = next(tool for tool in listing.tools if tool.name == "${tool}")
+    assert entry.output_schema is not None
+${listed}    Draft202012Validator(entry.output_schema).validate(result.structured_content)
+    assert result.is_error is False
+    [contents] = read.contents
+    assert isinstance(contents, TextResourceContents)
+    assert contents.text == CSV
+""")

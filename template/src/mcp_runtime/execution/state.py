@@ -1,7 +1,8 @@
 """What one service owns while it serves, in one object passed to its parts.
 
 A :class:`ServiceState` holds a service's tool threads, its calls in flight, the
-requests its HTTP front has open, its call metrics and its task engine, in this process.
+requests its HTTP front has open, its call metrics, its task engine and the store of the
+data its tools keep, in this process.
 The server's tools run with it (the gate binds each to the state it is given), the HTTP app answers
 readiness and scrapes from it, and the process drains it at shutdown. Nothing of it is
 global: two servers built in one process, as tests build them, share nothing.
@@ -26,7 +27,7 @@ class ServiceState:
     settings, those of the environment.
     """
 
-    __slots__ = ("calls", "metrics", "requests", "settings", "tasks", "threads")
+    __slots__ = ("calls", "data", "metrics", "requests", "settings", "tasks", "threads")
 
     def __init__(self, settings: ServiceSettings | None = None) -> None:
         self.settings = settings
@@ -38,3 +39,4 @@ class ServiceState:
         self.calls = InFlight()
         self.requests = OpenRequests()
         self.tasks: Any = None  # the service's TaskEngine, when it serves task tools
+        self.data: Any = None  # the service's DataStore: the data its tools keep

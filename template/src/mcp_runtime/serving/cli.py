@@ -41,6 +41,7 @@ from mcp_runtime.contract.toolsets import (
 from mcp_runtime.contract.violations import ContractError
 from mcp_runtime.observability.logs import configure_logging
 from mcp_runtime.observability.tracing import check_tracing_settings, configure_tracing
+from mcp_runtime.sdk import served_tools
 from mcp_runtime.serving import processes
 from mcp_runtime.serving.http_app import MCP_PATH, process_app
 from mcp_runtime.serving.server import UnknownToolsetError, build_server, require_shared_tasks
@@ -257,7 +258,7 @@ def _serve_reloading(service: Service, settings: ServiceSettings) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     server = build_server(service=args.service, settings=args.settings)
-    tools = asyncio.run(server.list_tools())
+    tools = [tool for tool in served_tools(server) if not getattr(tool, "runtime_owned", False)]
     print(f"ok: {len(tools)} tools of {server.name} keep the contract")
     return 0
 

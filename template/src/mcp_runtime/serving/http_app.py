@@ -3,7 +3,8 @@
 The SDK's streamable HTTP app (``/mcp``) sits behind the front: small parts of
 :mod:`mcp_runtime.serving.front`, one concern each, which :func:`front` lists in the
 order a request meets them. Each answers first what the SDK should not see: the probes
-and the scrape (``/healthz``, ``/readyz``, ``/metrics``), a Host or Origin the service
+and the scrape (``/healthz``, ``/readyz``, ``/metrics``), downloads of the data tools
+keep for their callers (``/data/<id>``), a Host or Origin the service
 does not answer to, requests while the service drains, methods a stateless endpoint has
 no use for, a POST without a valid bearer token under ``MCP_AUTH=oauth``, request bodies
 past the limits, JSON-RPC messages the SDK would mishandle; it cancels the call that a
@@ -31,6 +32,7 @@ from mcp_runtime.serving.front.answer_form import AnswerForm
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.direct_calls import DirectAnswers
+from mcp_runtime.serving.front.downloads import Downloads
 from mcp_runtime.serving.front.drain import Drain
 from mcp_runtime.serving.front.hosts import HostCheck
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
@@ -83,6 +85,7 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
     return [
         Middleware(Probes, state=state, tools=len(served_tool_names(server))),
         Middleware(Scrapes, metrics=state.metrics.app() if settings.metrics else None),
+        *downloads(server, settings, state),
         Middleware(HostCheck, security=transport_security(settings), path=MCP_PATH),
         Middleware(Drain, state=state, path=MCP_PATH),
         Middleware(MethodPolicy, path=MCP_PATH, stateless=settings.stateless),
@@ -95,6 +98,15 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
         Middleware(AnswerForm, path=MCP_PATH, stateless=settings.stateless),
         *direct_answers(server, settings),
     ]
+
+
+def downloads(
+    server: MCPServer, settings: ServiceSettings, state: ServiceState
+) -> list[Middleware]:
+    """The download of kept data (``GET /data/<id>``), when the server keeps data."""
+    if state.data is None:
+        return []
+    return [Middleware(Downloads, store=state.data, bearer=bearer_check(server), settings=settings)]
 
 
 def direct_answers(server: MCPServer, settings: ServiceSettings) -> list[Middleware]:

@@ -13,7 +13,7 @@ from mcp_runtime.config.settings import (
     load_settings,
     retired_settings,
 )
-from mcp_runtime.contract.gate import convert_toolsets, toolset_violations
+from mcp_runtime.contract.gate import convert_toolsets, to_mcp_tool, toolset_violations
 from mcp_runtime.contract.result_size import streamed_size_warnings
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
@@ -30,9 +30,16 @@ from mcp_runtime.sdk import (
     without_sdk_spans,
 )
 from mcp_runtime.serving.invalid_params import ParamsErrors
+from mcp_runtime.serving.kept_data import (
+    DATA_TOOL,
+    data_tool,
+    declares_data_link,
+    read_kept_data,
+)
+from mcp_runtime.tasks.data import DataStore
 from mcp_runtime.tasks.engine import EngineSettings, TaskEngine
 from mcp_runtime.tasks.protocol import TaskMethods, TaskRouting
-from mcp_runtime.tasks.sealing import Seal
+from mcp_runtime.tasks.sealing import DataSeal, Seal
 
 __all__ = [
     "UnknownToolsetError",
@@ -107,6 +114,18 @@ def build_server(
         engine.serve(task_tools)
         state.tasks = engine
         state.calls.on_draining(engine.stop_taking)
+    store = state.data or DataStore(
+        settings.tasks_url,
+        name,
+        data_seal(settings, engine),
+        max_per_caller=settings.max_data_bytes_per_caller,
+        workers=settings.workers,
+    )
+    state.data = store
+    if serves_data_tool(settings, tools):
+        reader = to_mcp_tool(data_tool(store, settings), policy=policy, state=state)
+        reader.runtime_owned = True
+        tools = [*tools, reader]
     server = ContractServer(
         name,
         version=version,
@@ -116,12 +135,39 @@ def build_server(
         subscriptions=False,
         extensions=[TaskMethods(engine)] if engine is not None else None,
     )
+    read_kept_data(server, store, settings)
     server.middleware.insert(0, ParamsErrors())
     if engine is not None:
         server.middleware.append(TaskRouting(engine, task_tools, server_info_stamp(server)))
         advertise_tasks(server)
     logger.debug("startup gate: the %d tools of %s keep the contract", len(tools), name)
     return without_sdk_spans(server)
+
+
+def data_seal(settings: ServiceSettings, engine: TaskEngine | None) -> DataSeal | None:
+    """The seal of the data the tools keep: of ``MCP_TASK_KEYS``; on ``memory://``, the task
+    engine's own or one of this process's; None on Redis without a key (keeping data is
+    then refused, saying so)."""
+    if settings.task_key_list:
+        return Seal(settings.task_key_list).for_data()
+    if settings.tasks_in_memory:
+        return (engine.seal if engine is not None else Seal.for_this_process()).for_data()
+    return None
+
+
+def serves_data_tool(settings: ServiceSettings, tools: Sequence[ContractTool]) -> bool:
+    """Whether the service serves ``read_data`` (``MCP_DATA_TOOL``; ``auto``: when one of
+    ``tools`` declares a ``DataLink`` in its result), unless a tool of its own has the name."""
+    if any(tool.name == DATA_TOOL for tool in tools):
+        if settings.data_tool == "true":
+            logger.warning(
+                "the service has a tool named %s: the runtime's own (MCP_DATA_TOOL) is not served",
+                DATA_TOOL,
+            )
+        return False
+    if settings.data_tool == "auto":
+        return any(declares_data_link(tool.output_schema or {}) for tool in tools)
+    return settings.data_tool == "true"
 
 
 def engine_settings(settings: ServiceSettings, service: str) -> EngineSettings:

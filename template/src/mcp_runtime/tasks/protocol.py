@@ -30,7 +30,6 @@ line. Tools called plainly go on answering.
 """
 
 import functools
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -46,7 +45,7 @@ from mcp.types import (
 )
 from pydantic import ConfigDict
 
-from mcp_runtime.auth.oauth import caller_of
+from mcp_runtime.auth.oauth import caller_of, owner_digest
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
@@ -85,7 +84,7 @@ def owner_key(ctx: ServerRequestContext[Any, Any]) -> str:
     if owner is None:
         return "anonymous"
     subject, client = owner
-    return hashlib.sha256(f"{subject}\x00{client or ''}".encode()).hexdigest()[:32]
+    return owner_digest(subject, client)
 
 
 def task_request(

@@ -21,6 +21,7 @@ __all__ = [
     "END",
     "STORE_ERRORS",
     "TaskStoreError",
+    "pipeline_of",
     "pooled",
     "run_script",
     "run_scripts",
@@ -97,14 +98,20 @@ async def run_scripts(
 ) -> list[Any]:
     """``script`` run on ``store`` once for each of ``calls`` (its keys and arguments), in
     one round trip: each run's answer, or the error it met."""
-    client: Any = store
-    try:
-        pipeline = client.pipeline(transaction=False)
-    except TypeError:  # the embedded store's pipeline takes no arguments and runs in order
-        pipeline = client.pipeline()
+    pipeline = pipeline_of(store)
     for keys, args in calls:
         pipeline.eval(script, len(keys), *keys, *args)
     return list(await pipeline.execute(raise_on_error=False))
+
+
+def pipeline_of(store: object) -> Any:
+    """A pipeline of ``store``'s client, without a transaction (the embedded store's
+    pipeline takes no arguments and runs in order)."""
+    client: Any = store
+    try:
+        return client.pipeline(transaction=False)
+    except TypeError:
+        return client.pipeline()
 
 
 class TaskStoreError(Exception):

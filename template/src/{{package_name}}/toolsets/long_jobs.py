@@ -13,7 +13,9 @@ goes on from its last checkpoint (``save_checkpoint``). See docs/long-calls.md.
 - ``retrieve_records`` shows the pattern of a data store that queues requests: submit
   the request, checkpoint the store's request id, poll it until it is ready, fetch the
   result. A run that takes the task over polls the request already submitted instead
-  of submitting it again, and loses no place in the store's queue.
+  of submitting it again, and loses no place in the store's queue. The file it
+  retrieves, of any size, is kept for its caller (``keep_data``): its result links it,
+  and the caller reads it apart (docs/large-results.md).
 """
 
 import asyncio
@@ -25,8 +27,10 @@ from langchain_core.tools import tool
 from pydantic import Field
 
 from mcp_runtime import (
+    DataLink,
     ToolError,
     ToolResult,
+    keep_data,
     last_checkpoint,
     report_progress,
     save_checkpoint,
@@ -91,32 +95,36 @@ class DemoStore:
     def waiting(self, request_id: str) -> float:
         return max(0.0, float(request_id.rsplit(":", 1)[1]) - time.time())
 
-    def fetch(self, request_id: str) -> list[str]:
+    def fetch(self, request_id: str) -> str:
+        """The records of a request, as the CSV file the store answers."""
         dataset, count, _ = request_id.rsplit(":", 2)
-        return [
-            f"{dataset} record {n}: {hashlib.sha256(f'{dataset}{n}'.encode()).hexdigest()[:8]}"
+        rows = [
+            f"{n},{hashlib.sha256(f'{dataset}{n}'.encode()).hexdigest()[:16]}\n"
             for n in range(1, int(count) + 1)
         ]
+        return "record,value\n" + "".join(rows)
 
 
 store = DemoStore()
 POLL_SECONDS = 1.0
 
-Record = Annotated[str, Field(max_length=200)]
-
 
 class RecordsResult(ToolResult):
-    """The records a data store answered to one request."""
+    """The records a data store answered to one request: the file it answered, kept for
+    the caller (its size is any, so it is linked, not inline)."""
 
     request_id: NotRequired[Annotated[str, Field(max_length=200)]]
-    records: NotRequired[Annotated[list[Record], Field(max_length=100)]]
+    count: NotRequired[int]
+    file: NotRequired[DataLink]
 
 
 @tool_metadata(title="Retrieve records", read_only=True, task="optional")
 @tool
 async def retrieve_records(
     dataset: Annotated[str, Field(description="The dataset to retrieve from, such as 'rainfall'.")],
-    count: Annotated[int, Field(ge=1, le=100, description="How many records to retrieve.")] = 10,
+    count: Annotated[
+        int, Field(ge=1, le=10_000_000, description="How many records to retrieve.")
+    ] = 10,
 ) -> RecordsResult | ToolError:
     """Retrieve records of a dataset from the data store, which queues each request.
 
@@ -140,11 +148,14 @@ async def retrieve_records(
         # The status message is kept in clear: it says where the job is, not what it asked.
         report_progress(polls, None, f"waiting in the data store's queue ({waiting:.0f} s left)")
         await asyncio.sleep(min(POLL_SECONDS, waiting))
-    records = store.fetch(request_id)
+    # The file may be of any size: kept for the caller, and linked from the result.
+    file = keep_data(store.fetch(request_id), name=f"{name}.csv", media_type="text/csv")
     return RecordsResult(
-        message=f"{len(records)} records of {name} (request {request_id}).",
+        message=f"{count} records of {name} (request {request_id}), in the file "
+        f"{file['name']} linked here ({file['size']} bytes).",
         request_id=request_id,
-        records=records,
+        count=count,
+        file=file,
     )
 
 
