@@ -94,6 +94,9 @@ def test_each_caller_reads_only_its_own_data_and_anothers_answers_as_unknown(
     assert answers["bob"][2] == 404
     without = httpx2.get(server.base_url + file["download"], timeout=30)
     assert without.status_code == 401
+    logged = server.log_path.read_text()  # neither the data's id nor its name
+    assert file["uri"].removeprefix("mcp-data://") not in logged
+    assert file["name"] not in logged
 
 
 def test_data_a_task_keeps_is_its_callers_and_linked_from_its_result(
