@@ -76,7 +76,8 @@ from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.observability.tracing import use_tracer_provider
-from mcp_runtime.sdk import MCPServer, SDKTool, served_tools
+from mcp_runtime.sdk import MCPServer, served_tools
+from mcp_runtime.sdk.tools import SDKTool
 from mcp_runtime.serving.http_app import build_app
 from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import free_port
@@ -523,6 +524,11 @@ def section_2(calls: int, rounds: int, seconds: float) -> None:
         )
 
 
+# Per era: the service's throughput at least this many times the SDK's MCPServer answering
+# JSON, and at least this fraction of the bare ASGI responder's (the floor).
+HTTP_TARGETS = {"2025-11-25": (2.5, 0.25), MODERN: (1.5, 0.40)}
+
+
 def section_3(calls: int, rounds: int, seconds: float) -> None:
     print(
         f"3. streamable HTTP, 8 concurrent callers, {seconds:g} s per run, {rounds} runs; "
@@ -550,14 +556,16 @@ def section_3(calls: int, rounds: int, seconds: float) -> None:
                     *(partial(load, url, seconds, 8, key, era) for url, key in urls.values()),
                 )
                 era_rates: dict[str, float] = {}
+                tails: dict[str, float] = {}
                 for label, label_runs in zip(urls, runs, strict=True):
                     era_rates[label] = statistics.median(rate for rate, _ in label_runs)
                     latencies = [latency for _, run in label_runs for latency in run]
                     p50 = percentile(latencies, 0.5) * 1e3
                     p99 = percentile(latencies, 0.99) * 1e3
+                    tails[label] = p99 / p50
                     print(
                         f"     {label:20s} {era_rates[label]:8.1f} calls/s"
-                        f"   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms"
+                        f"   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   p99/p50 {p99 / p50:5.2f}"
                     )
                 service_rate = era_rates["service"]
                 for baseline in ("SDK MCPServer, JSON", "SDK MCPServer, SSE", "fastmcp 4.x"):
@@ -566,8 +574,21 @@ def section_3(calls: int, rounds: int, seconds: float) -> None:
                         print(f"     service / {baseline} throughput = {ratio:.3f}")
                 fraction = service_rate / era_rates["bare ASGI responder"]
                 print(f"     service / bare ASGI responder throughput = {fraction:.3f}")
-                ratio = era_rates["service, OAuth"] / service_rate
-                print(f"     service with OAuth / service without throughput = {ratio:.3f}")
+                oauth = era_rates["service, OAuth"] / service_rate
+                print(f"     service with OAuth / service without throughput = {oauth:.3f}")
+                over_sdk, of_floor = HTTP_TARGETS[era]
+                targets = {
+                    f"service >= {over_sdk}x SDK MCPServer, JSON": service_rate
+                    >= over_sdk * era_rates["SDK MCPServer, JSON"],
+                    f"service >= {of_floor:.0%} of the floor": fraction >= of_floor,
+                    "service with OAuth >= 0.9x without": oauth >= 0.9,
+                    "service p99 <= 2x p50, with and without OAuth": max(
+                        tails["service"], tails["service, OAuth"]
+                    )
+                    <= 2,
+                }
+                for target, met in targets.items():
+                    print(f"     target: {target}: {'met' if met else 'MISSED'}")
 
 
 def section_4(calls: int, rounds: int, seconds: float) -> None:

@@ -98,6 +98,7 @@ class SizedResult(ToolResult):
     """A result carrying ``size`` characters of data."""
 
     data: NotRequired[str]
+    numbers: NotRequired[list[float]]
 
 
 @tool
@@ -111,8 +112,8 @@ async def sized(size: int, seconds: float = 0, steps: int = 0) -> SizedResult | 
 
 @tool
 async def answer(kind: str, text: str = "") -> SizedResult | ToolError:
-    """Answer as ``kind`` says: ok, caller (its subject), tool_error, tool_exception,
-    exception or broken."""
+    """Answer as ``kind`` says: ok, caller (its subject), numbers, tool_error,
+    tool_exception, exception or broken."""
     return answered(kind, text)
 
 
@@ -121,6 +122,8 @@ def answered(kind: str, text: str) -> SizedResult | ToolError:
     if kind == "caller":
         caller = current_caller()
         return SizedResult(message=f"caller {caller.subject if caller else None}")
+    if kind == "numbers":  # numbers whose JSON forms differ between encoders
+        return SizedResult(message="numbers", numbers=[0.1, 1e20, 1e-7, -0.0, 2.0**62, 3.0])
     if kind == "tool_error":
         return ToolError(error="not_found", detail=f"no {text}")
     if kind == "tool_exception":

@@ -25,7 +25,7 @@ from mcp.types import CallToolResult
 
 from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
 from mcp_runtime.auth.local_keys import DEV_ISSUER, SigningKey
-from mcp_runtime.auth.oauth import JwksCache, JwtVerifier
+from mcp_runtime.auth.oauth import JwksCache, JwtVerifier, VerifiedTokens
 from mcp_runtime.config.settings import (
     ServiceSettings,
     SettingsError,
@@ -258,6 +258,43 @@ def test_a_missing_or_malformed_authorization_header_is_refused(
     assert_unauthorized(served, served.post(**headers))
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"authorization", b"Bearer abc")],
+        [(b"authorization", b"bearer abc")],
+        [(b"authorization", b"BEARER  abc")],
+        [(b"authorization", b"Bearer ")],
+        [(b"authorization", b"Bearer")],
+        [(b"authorization", b"Basic abc")],
+        [(b"authorization", b"Bearer \xe9t\xe9")],
+        [(b"authorization", b"Bearer first"), (b"authorization", b"Bearer second")],
+        [(b"authorization", b"Basic abc"), (b"authorization", b"Bearer second")],
+        [(b"Authorization", b"Bearer abc")],
+        [(b"x-other", b"Bearer abc")],
+        [],
+    ],
+)
+async def test_the_front_reads_a_bearer_token_as_the_sdks_check_does(
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    """The front's check reads the token the SDK's ``BearerAuthBackend`` would verify."""
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+    from starlette.requests import HTTPConnection
+
+    from mcp_runtime.sdk.bearer import bearer_token
+
+    verified: list[str] = []
+
+    class Recording:
+        async def verify_token(self, token: str) -> None:
+            verified.append(token)
+
+    scope = {"type": "http", "headers": headers}
+    await BearerAuthBackend(Recording()).authenticate(HTTPConnection(scope))
+    assert bearer_token(scope) == (verified[0] if verified else None)
+
+
 def test_an_unauthenticated_request_is_refused_before_its_body_is_read(served: Served) -> None:
     """A body the front would refuse (too deep, too large) gets the 401 instead: unread."""
     nested: object = []
@@ -269,23 +306,33 @@ def test_an_unauthenticated_request_is_refused_before_its_body_is_read(served: S
     assert_unauthorized(served, served.post(big))
 
 
-def test_a_requests_token_is_verified_once(
-    served: Served, oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The front's check and the SDK's check of one request share one verification."""
-    verified: list[str] = []
+def counting_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tokens whose signature and claims are checked from now on, one entry a check."""
+    checked: list[str] = []
     claims_of = JwtVerifier._claims
 
     async def counting(self: JwtVerifier, token: str) -> dict[str, Any]:
-        verified.append(token)
+        checked.append(token)
         return await claims_of(self, token)
 
     monkeypatch.setattr(JwtVerifier, "_claims", counting)
+    return checked
+
+
+def test_a_token_is_checked_once_for_all_the_requests_that_send_it(
+    served: Served, oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front's check and the SDK's check of one request, and the requests after it
+    with the same token, share one verification; another token is checked on its own."""
+    checked = counting_checks(monkeypatch)
     token = oauth_issuer.token(audience=served.url)
     assert served.post(token=token).status_code == 200
-    assert len(verified) == 1
+    assert checked == [token]
     assert served.post(token=token).status_code == 200
-    assert len(verified) == 2  # a new request verifies its token again
+    assert checked == [token]
+    other = oauth_issuer.token(audience=served.url, subject="user-2")
+    assert served.post(token=other).status_code == 200
+    assert checked == [token, other]
 
 
 # --- what stays open ----------------------------------------------------------------
@@ -385,6 +432,79 @@ def verifier(issuer: LocalIssuer, *, lifetime: float = 600, min_interval: float 
     keys = JwksCache(issuer.jwks_url, lifetime=lifetime, min_interval=min_interval)
     resource = "https://mcp.example.com/mcp"
     return JwtVerifier(issuer=issuer.issuer, resource_url=resource, keys=keys, algorithms=["RS256"])
+
+
+async def test_a_remembered_token_answers_with_its_own_access_and_is_kept_as_a_digest(
+    oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking = verifier(oauth_issuer)
+    checked = counting_checks(monkeypatch)
+    token = oauth_issuer.token(audience=checking.resource_url, scopes=["read"], subject="ada")
+    first = await checking.verify_token(token)
+    again = await checking.verify_token(token)
+    assert first is not None
+    assert checked == [token]
+    assert again == first  # the same access, with the token the request presented
+    assert (again.token, again.subject, again.scopes) == (token, "ada", ["read"])
+    kept = repr(checking.verified._entries)
+    assert token not in kept
+    assert token.split(".")[2] not in kept  # nor its signature
+    assert [len(key) for key in checking.verified._entries] == [32]
+
+
+async def test_a_remembered_token_is_checked_again_once_it_expires(
+    oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token is remembered until its ``exp`` plus the leeway the check allows, and no
+    longer: then its check runs, and refuses it."""
+    checking = verifier(oauth_issuer)
+    checked = counting_checks(monkeypatch)
+    # Expired 28 s ago: still within the 30 s of leeway, for up to two seconds more.
+    token = oauth_issuer.token(audience=checking.resource_url, expires_in=-28)
+    assert await checking.verify_token(token) is not None
+    assert await checking.verify_token(token) is not None
+    assert checked == [token]
+    await anyio.sleep(2.1)
+    assert await checking.verify_token(token) is None
+    assert checked == [token, token]
+
+
+async def test_a_remembered_token_is_checked_again_once_the_keys_are_due_a_fetch(
+    oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys past their lifetime are fetched again, and each token checked with them: a key
+    the issuer has withdrawn stops verifying its tokens."""
+    checking = verifier(oauth_issuer, lifetime=0.2)
+    checked = counting_checks(monkeypatch)
+    token = oauth_issuer.token(audience=checking.resource_url)
+    assert await checking.verify_token(token) is not None
+    assert await checking.verify_token(token) is not None
+    assert (len(checked), oauth_issuer.fetches) == (1, 1)
+    oauth_issuer.rotate()
+    await anyio.sleep(0.3)
+    assert await checking.verify_token(token) is None
+    assert (len(checked), oauth_issuer.fetches) == (2, 2)
+
+
+async def test_the_remembered_tokens_are_bounded_the_first_remembered_forgotten_first(
+    oauth_issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking = verifier(oauth_issuer)
+    checking.verified = VerifiedTokens(size=2)
+    checked = counting_checks(monkeypatch)
+    first, second, third = (
+        oauth_issuer.token(audience=checking.resource_url, subject=name) for name in "abc"
+    )
+    for token in (first, second, third, third, second):
+        assert await checking.verify_token(token) is not None
+    assert checked == [first, second, third]
+    assert len(checking.verified) == 2
+    assert await checking.verify_token(first) is not None
+    assert checked == [first, second, third, first]
+    refused = oauth_issuer.token(audience="https://elsewhere.example.com/mcp")
+    assert await checking.verify_token(refused) is None
+    assert await checking.verify_token(refused) is None
+    assert checked[-2:] == [refused, refused]  # a refused token is never remembered
 
 
 async def test_unknown_key_ids_fetch_the_keys_at_most_once_a_while(

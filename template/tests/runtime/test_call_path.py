@@ -24,7 +24,8 @@ from mcp_runtime.contract.served_tool import CallPolicy, ContractTool, ToolCalle
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
-from mcp_runtime.sdk import MCPServer, func_metadata, json_text_keys, pre_parse_json
+from mcp_runtime.sdk import MCPServer
+from mcp_runtime.sdk.tools import func_metadata, json_text_keys, pre_parse_json
 from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import connect
 

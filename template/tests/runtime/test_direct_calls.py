@@ -1,12 +1,14 @@
-"""The direct path of 2026-07-28 ``tools/call`` changes nothing a client sees.
+"""The direct path of ``tools/call`` changes nothing a client sees, in either era.
 
 Two processes of the slow test service, one answering its own tools' calls directly
 (the default), one handing every request to the SDK (``MCP_DIRECT_CALLS=false``), are
-sent the same requests: calls that answer each way a tool can, and requests the SDK
-refuses (each routing header wrong, missing or twice, the envelope incomplete, an
-unsupported revision, params the revision's schema refuses, a bad Host, an Accept
-without JSON). Each gets the same HTTP status, content type and JSON-RPC message from
-both; the log of the first shows which of them it answered directly.
+sent the same requests, as clients of 2026-07-28 and of the 2025 revisions send them:
+calls that answer each way a tool can, and requests the SDK refuses (each routing
+header wrong, missing or twice, the envelope incomplete, an unsupported revision,
+params the revision's schema refuses, a bad Host, an Accept without JSON, a content
+type the SDK refuses). Each gets the same HTTP status, content type and JSON-RPC
+message, byte for byte, from both; the log of the first shows which of them it
+answered directly.
 """
 
 import json
@@ -25,6 +27,7 @@ SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))
 MODERN = "2026-07-28"
 DIRECT_LINE = "a tools/call answered directly"
 ERROR_ID = re.compile(r"error id [0-9a-f]{12}")
+ERROR_ID_BYTES = re.compile(rb"error id [0-9a-f]{12}")
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -158,9 +161,96 @@ CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
 ]
 
 
+CASES.append(("numbers", call({"kind": "numbers"}), {}, True))
+
+
+def legacy_call(arguments: object, *, request_id: object = 1, **params: object) -> dict[str, Any]:
+    """A ``tools/call`` as a client of the 2025 revisions sends it (no envelope)."""
+    body: dict[str, Any] = {"name": "answer", "arguments": arguments, **params}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": body}
+
+
+LEGACY_HEADERS: dict[str, str | None] = {
+    "mcp-protocol-version": "2025-11-25",
+    "mcp-method": None,
+    "mcp-name": None,
+}
+LEGACY_CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
+    ("a result", legacy_call({"kind": "ok", "text": "Ada"}), {}, True),
+    (
+        "a result, no revision header",
+        legacy_call({"kind": "ok"}),
+        {"mcp-protocol-version": None},
+        True,
+    ),
+    (
+        "a result, 2025-06-18",
+        legacy_call({"kind": "ok"}),
+        {"mcp-protocol-version": "2025-06-18"},
+        True,
+    ),
+    (
+        "a result, 2025-03-26",
+        legacy_call({"kind": "ok"}),
+        {"mcp-protocol-version": "2025-03-26"},
+        True,
+    ),
+    ("a result, non-ASCII", legacy_call({"kind": "ok", "text": "Zoë ✓ 𝄞"}), {}, True),
+    ("numbers", legacy_call({"kind": "numbers"}), {}, True),
+    ("a string id", legacy_call({"kind": "ok"}, request_id="a-1"), {}, True),
+    ("id 0", legacy_call({"kind": "ok"}, request_id=0), {}, True),
+    ("a ToolError", legacy_call({"kind": "tool_error", "text": "x"}), {}, True),
+    ("a ToolException", legacy_call({"kind": "tool_exception", "text": "x"}), {}, True),
+    ("an exception, masked", legacy_call({"kind": "exception", "text": "x"}), {}, True),
+    ("a broken result", legacy_call({"kind": "broken"}), {}, True),
+    ("a missing argument", legacy_call({}), {}, True),
+    ("an argument of the wrong type", legacy_call({"kind": 7}), {}, True),
+    ("no arguments", {**legacy_call({}), "params": {"name": "answer"}}, {}, True),
+    ("a _meta", legacy_call({"kind": "ok"}, _meta={"anything": [1, 2]}), {}, True),
+    ("routing headers, ignored", legacy_call({"kind": "ok"}), {"mcp-name": "other"}, True),
+    (
+        "a progress token",
+        legacy_call({"kind": "ok"}, _meta={"progressToken": "p"}),
+        {"accept": "application/json"},
+        False,
+    ),
+    ("an unknown tool", {**legacy_call({}), "params": {"name": "nothing"}}, {}, False),
+    ("a task", legacy_call({"kind": "ok"}, task={"ttl": 1000}), {}, False),
+    ("a _meta not an object", legacy_call({"kind": "ok"}, _meta=[1]), {}, False),
+    ("a bad Host", legacy_call({"kind": "ok"}), {"host": "evil.example"}, False),
+    ("an Accept without JSON", legacy_call({"kind": "ok"}), {"accept": "text/event-stream"}, False),
+    (
+        "a Content-Type the SDK refuses",
+        legacy_call({"kind": "ok"}),
+        {"content-type": "application/json-patch+json"},
+        False,
+    ),
+    (
+        "an unknown revision",
+        legacy_call({"kind": "ok"}),
+        {"mcp-protocol-version": "2024-01-01"},
+        False,
+    ),
+    ("an envelope with more", {**legacy_call({"kind": "ok"}), "extra": 1}, {}, False),
+]
+
+
 def send(server: RunningServer, body: object, headers: dict[str, str | None]) -> httpx2.Response:
     sent = {key: value for key, value in (HEADERS | headers).items() if value is not None}
     return httpx2.post(server.url, content=json.dumps(body), headers=sent, timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("what", "body", "headers", "direct"), LEGACY_CASES, ids=[c[0] for c in LEGACY_CASES]
+)
+def test_the_direct_answer_of_a_2025_call_is_the_sdks(
+    servers: tuple[RunningServer, RunningServer],
+    what: str,
+    body: object,
+    headers: dict[str, str | None],
+    direct: bool,
+) -> None:
+    test_the_direct_answer_is_the_sdks(servers, what, body, LEGACY_HEADERS | headers, direct)
 
 
 @pytest.mark.parametrize(("what", "body", "headers", "direct"), CASES, ids=[c[0] for c in CASES])
@@ -182,16 +272,21 @@ def test_the_direct_answer_is_the_sdks(
     assert content_type == expected.headers.get("content-type")
     # Each masked failure has an error id of its own.
     assert ERROR_ID.sub("ID", answered.text) == ERROR_ID.sub("ID", expected.text)
+    assert ERROR_ID_BYTES.sub(b"ID", answered.content) == ERROR_ID_BYTES.sub(
+        b"ID", expected.content
+    )
     if "masked" in what:
         assert "secret" not in answered.text
 
 
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
 @pytest.mark.parametrize(
     ("what", "scopes", "direct"),
     [("a token with the scope", [SCOPE], True), ("a token without it", ["other"], False)],
 )
 def test_under_oauth_the_direct_answer_is_the_sdks_and_knows_its_caller(
     oauth_servers: tuple[LocalIssuer, RunningServer, RunningServer],
+    era: str,
     what: str,
     scopes: list[str],
     direct: bool,
@@ -200,6 +295,9 @@ def test_under_oauth_the_direct_answer_is_the_sdks_and_knows_its_caller(
     token = issuer.token(subject="ada", audience=RESOURCE, scopes=scopes, expires_in=600)
     headers: dict[str, str | None] = {"authorization": f"Bearer {token}"}
     body = call({"kind": "caller"})
+    if era != MODERN:
+        headers |= LEGACY_HEADERS
+        body = legacy_call({"kind": "caller"})
     before = direct_server.log().count(DIRECT_LINE)
     answered = send(direct_server, body, headers)
     expected = send(through_sdk, body, headers)

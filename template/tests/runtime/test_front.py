@@ -19,7 +19,6 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.in_flight import RunningCall
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk import answers_json
 from mcp_runtime.serving.front.answer_form import AnswerForm, SseDeferral, streams
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
@@ -222,7 +221,7 @@ def ping() -> ToolResult:
 async def test_authentication_refuses_a_post_without_a_token_and_keeps_a_verified_one(
     oauth_issuer: LocalIssuer,
 ) -> None:
-    from mcp_runtime.sdk import bearer_check
+    from mcp_runtime.sdk.bearer import bearer_check
 
     resource = "https://mcp.example.com/mcp"
     settings = ServiceSettings.model_validate(
@@ -425,14 +424,14 @@ def test_only_a_request_that_asks_for_progress_may_stream(message: object, strea
     assert streams(message) is streamed
 
 
-class Choice:
-    """The app behind AnswerForm: records the choice it was served with, then answers."""
+class Answering:
+    """An app behind AnswerForm: counts the requests handed to it, then answers a stream."""
 
     def __init__(self) -> None:
-        self.json: list[bool] = []
+        self.served = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.json.append(answers_json())
+        self.served += 1
         await receive()
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send({"type": "http.response.body", "body": b"data: " + ANSWER + b"\r\n\r\n"})
@@ -459,12 +458,13 @@ async def test_answer_form_chooses_json_unless_the_answer_may_stream(
 ) -> None:
     async def parsed(scope: Scope, receive: Receive, send: Send) -> None:
         Posted.of(scope).message = message
-        await AnswerForm(app, path=MCP_PATH, stateless=stateless)(scope, receive, send)
+        form = AnswerForm(whole, streaming=streaming, path=MCP_PATH, stateless=stateless)
+        await form(scope, receive, send)
 
-    app = Choice()
+    whole, streaming = Answering(), Answering()
     headers = {"accept": "application/json, text/event-stream"} | headers
     answer = await request(parsed, "POST", MCP_PATH, json.dumps(message).encode(), headers)
-    assert app.json == [json_answer]
+    assert (whole.served, streaming.served) == ((1, 0) if json_answer else (0, 1))
     assert answer.headers["content-type"] == content_type
     assert answer.content.strip() == (
         ANSWER if content_type == "application/json" else b"data: " + ANSWER
@@ -550,7 +550,7 @@ async def test_a_json_answer_is_cancelled_when_its_client_leaves() -> None:
 
     scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": []}
     Posted.of(scope).message = CALL
-    answer_form = AnswerForm(slow, path=MCP_PATH, stateless=True)
+    answer_form = AnswerForm(slow, streaming=Answering(), path=MCP_PATH, stateless=True)
     await asyncio.wait_for(answer_form(scope, receive, send), 5)
     assert cancelled.is_set()
 
@@ -558,7 +558,10 @@ async def test_a_json_answer_is_cancelled_when_its_client_leaves() -> None:
 def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
     settings = ServiceSettings(auth="none")
     server = build_server([Toolset("front", (ping,))], name="front", settings=settings)
-    parts: list[object] = [part.cls for part in front(server, settings, ServiceState(settings))]
+    state = ServiceState(settings)
+    parts: list[object] = [
+        part.cls for part in front(server, settings, state, streaming=Answering())
+    ]
     assert parts == [
         Probes,
         Scrapes,

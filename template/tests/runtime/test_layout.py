@@ -30,6 +30,23 @@ MAY_IMPORT: dict[str, set[str]] = {
     "testing": {"sdk", "devtools"},
 }
 PUBLIC = {"__init__": "api", "__main__": "api", "testing": "testing", "sdk": "sdk"}
+# The SDK's parts (mcp_runtime/sdk/): each module, and the parts of the runtime that may
+# import it, so that each use of the SDK's server is reached only where it is needed.
+# (The package itself names the server and its tools for a service's own code: every
+# part may import it.)
+SDK_MODULES: dict[str, set[str]] = {
+    "context": {"observability", "auth", "execution", "contract", "tasks", "serving"},
+    "tools": {"contract", "serving"},
+    "hooks": {"tasks", "serving"},
+    "log_rewrites": {"observability"},
+    "server": {"serving"},
+    "http": {"serving"},
+    "bearer": {"serving"},
+    "tasks": {"tasks"},
+    "direct": {"serving"},
+}
+# Within the SDK's parts, a module imports only those before it here.
+SDK_ORDER = list(SDK_MODULES)
 
 
 def part_of_file(path: Path) -> str:
@@ -85,6 +102,52 @@ def test_a_part_imports_only_the_parts_below_it(path: Path) -> None:
         if part_of_module(name) not in allowed
     ]
     assert wrong == [], f"{part} may import only {sorted(allowed)}"
+
+
+SDK_PARTS = sorted((RUNTIME / "sdk").glob("*.py"))
+
+
+def test_every_module_of_the_sdks_parts_is_known() -> None:
+    modules = {path.stem for path in SDK_PARTS} - {"__init__"}
+    assert modules == set(SDK_MODULES), "a module of mcp_runtime/sdk/ belongs in SDK_MODULES"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(RUNTIME)))
+def test_each_of_the_sdks_parts_is_imported_only_where_it_is_needed(path: Path) -> None:
+    part = part_of_file(path)
+    if part == "sdk":
+        before = SDK_ORDER[: SDK_ORDER.index(path.stem)] if path.stem in SDK_ORDER else SDK_ORDER
+        allowed = {f"mcp_runtime.sdk.{module}" for module in before}
+    else:
+        allowed = {
+            f"mcp_runtime.sdk.{module}" for module, users in SDK_MODULES.items() if part in users
+        }
+    wrong = [
+        f"line {line}: {name}"
+        for line, name in runtime_imports(path)
+        if name.startswith("mcp_runtime.sdk.") and name not in allowed
+    ]
+    assert wrong == [], f"{part} may import only {sorted(allowed)} of the SDK's parts"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(RUNTIME)))
+def test_only_the_sdks_parts_import_the_sdks_server(path: Path) -> None:
+    """The MCP SDK's server side (``mcp.server``, ``mcp.shared``) is reached through
+    ``mcp_runtime.sdk`` alone; protocol types and the client side are public and stable."""
+    if part_of_file(path) == "sdk":
+        return
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    wrong = [
+        f"line {line}: {name}"
+        for line, name in found
+        if name.split(".")[:2] in (["mcp", "server"], ["mcp", "shared"])
+    ]
+    assert wrong == [], "import it from the SDK's parts, mcp_runtime.sdk"
 
 
 def test_building_the_server_imports_no_task_engine() -> None:

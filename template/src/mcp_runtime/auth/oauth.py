@@ -4,8 +4,11 @@ Under ``MCP_AUTH=oauth`` the service is an OAuth resource server. Each HTTP requ
 brings a JWT access token from the authorization server; :class:`JwtVerifier` checks
 its signature against the issuer's published keys (:class:`JwksCache`), its issuer,
 audience, lifetime and algorithm, and the SDK answers 401 to a request without a
-valid token. A tool reads who called it with :func:`current_caller`. Tokens are never
-logged, nor put in any message.
+valid token. A verified token is remembered (:class:`VerifiedTokens`) until it expires or
+the issuer's keys are fetched again, so a client that sends the same token on each
+request pays its signature check once. A tool reads who called it with
+:func:`current_caller`. Tokens are never logged, nor put in any message, nor kept: the
+memory of verified tokens is keyed by a digest of each.
 """
 
 import hashlib
@@ -25,17 +28,17 @@ import httpx2
 import jwt
 
 from mcp_runtime.config.settings import ServiceSettings
-from mcp_runtime.sdk import AccessToken, verified_token
+from mcp_runtime.sdk.context import AccessToken, request_token
 
 __all__ = [
     "Caller",
     "JwksCache",
     "JwtVerifier",
+    "VerifiedTokens",
     "caller_digest",
     "caller_of",
     "current_caller",
     "owner_digest",
-    "remember_request_token",
     "using_caller",
 ]
 
@@ -44,6 +47,8 @@ logger = logging.getLogger(__name__)
 LEEWAY_SECONDS = 30
 """Clock difference tolerated between the issuer and the service, for exp, nbf and iat."""
 FETCH_TIMEOUT_SECONDS = 10.0
+TOKENS_REMEMBERED = 10_000
+"""How many verified tokens a verifier remembers at most (:class:`VerifiedTokens`)."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +62,6 @@ class Caller:
 
 
 _override: ContextVar[Caller | None] = ContextVar("_caller_override", default=None)
-# The token the front verified for the request being handled (each request has its context).
-_verified_in_this_request: ContextVar[AccessToken | None] = ContextVar(
-    "_verified_in_this_request", default=None
-)
 
 
 def current_caller() -> Caller | None:
@@ -72,7 +73,7 @@ def current_caller() -> Caller | None:
     override = _override.get()
     if override is not None:
         return override
-    return caller_of(verified_token())
+    return caller_of(request_token())
 
 
 def caller_of(token: AccessToken | None) -> Caller | None:
@@ -99,11 +100,6 @@ def owner_digest(subject: str, client_id: str | None) -> str:
     """The digest of a verified caller's subject and client, which the store keeps in
     their place."""
     return hashlib.sha256(f"{subject}\x00{client_id or ''}".encode()).hexdigest()[:32]
-
-
-def remember_request_token(access: AccessToken) -> None:
-    """Keep the token the front verified for the rest of the request's handling."""
-    _verified_in_this_request.set(access)
 
 
 @contextmanager
@@ -141,10 +137,17 @@ class JwksCache:
         self._generation = 0
         self._lock: anyio.Lock | None = None
 
+    @property
+    def fresh_generation(self) -> int | None:
+        """Which fetch of the keys is in use (each fetch counts one more), while the keys
+        are within their ``lifetime``; None once they are due to be fetched again."""
+        if self._fetched_at is None or time.monotonic() - self._fetched_at > self.lifetime:
+            return None
+        return self._generation
+
     async def key(self, key_id: str | None) -> dict[str, Any] | None:
         """The key (a JWK) ``key_id`` names, or the only key for a token without a key id."""
-        stale = self._fetched_at is None or time.monotonic() - self._fetched_at > self.lifetime
-        if stale or self._find(key_id) is None:
+        if self.fresh_generation is None or self._find(key_id) is None:
             await self._refresh(self._generation)
         return self._find(key_id)
 
@@ -195,13 +198,56 @@ class JwksCache:
         return keys
 
 
+class VerifiedTokens:
+    """The tokens a verifier has accepted, each until it expires (its ``exp``, with the
+    leeway the check allows) or the keys it was checked with are fetched again.
+
+    Keyed by a SHA-256 digest of the token; the access each grants is kept without the
+    token, which a hit takes from the request that presents it. At most ``size`` are
+    kept: past that, the one remembered first is forgotten. Refused tokens are not kept.
+    """
+
+    def __init__(self, size: int = TOKENS_REMEMBERED) -> None:
+        self.size = size
+        self._entries: dict[bytes, tuple[dict[str, Any], float, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, token: str, generation: int | None) -> AccessToken | None:
+        """The access ``token`` was granted while the keys were fetch ``generation``."""
+        key = _digest(token)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        fields, until, checked_with = entry
+        if checked_with != generation or time.time() >= until:
+            del self._entries[key]
+            return None
+        return AccessToken.model_construct(token=token, **fields)
+
+    def remember(self, token: str, access: AccessToken, generation: int | None) -> None:
+        """Remember that ``token`` grants ``access``, checked with keys of ``generation``."""
+        if generation is None or access.expires_at is None:
+            return
+        while len(self._entries) >= self.size:
+            del self._entries[next(iter(self._entries))]
+        fields = {name: value for name, value in access if name != "token"}
+        self._entries[_digest(token)] = (fields, access.expires_at + LEEWAY_SECONDS, generation)
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
 class JwtVerifier:
     """Verifies JWT access tokens (the SDK's ``TokenVerifier``).
 
     A token is accepted when it is signed with one of ``algorithms`` (public-key ones;
     ``none`` and HMAC never) by a key of the issuer's JWKS, its ``iss`` is the issuer,
     its ``aud`` holds the resource URL, it has not expired (``exp`` required), ``nbf``
-    and ``iat`` (if present) are not in the future, and it names its ``sub``.
+    and ``iat`` (if present) are not in the future, and it names its ``sub``. An accepted
+    token is remembered (:attr:`verified`), and answers again without a second check.
     """
 
     def __init__(
@@ -216,6 +262,7 @@ class JwtVerifier:
         self.resource_url = resource_url
         self.keys = keys
         self.algorithms = tuple(algorithms)
+        self.verified = VerifiedTokens()
         # Each JWK's key object, built once (building one costs more than a verification).
         self._built: dict[tuple[str | None, str], tuple[dict[str, Any], jwt.PyJWK]] = {}
 
@@ -240,13 +287,14 @@ class JwtVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's access information if it is valid; None (logged, without it) if not.
 
-        A request's token is verified once: the front checks it before reading the
-        body (:func:`remember_request_token`), and the SDK's own check of the same
-        request gets that answer again.
+        A token accepted before, whose keys are still the ones it was checked with, is
+        answered from :attr:`verified`: the front's check and the SDK's of one request,
+        and every later request with the same token, cost one signature check.
         """
-        verified = _verified_in_this_request.get()
-        if verified is not None and verified.token == token:
-            return verified
+        generation = self.keys.fresh_generation
+        remembered = self.verified.get(token, generation)
+        if remembered is not None:
+            return remembered
         try:
             claims = await self._claims(token)
         except (jwt.PyJWTError, ValueError, TypeError, KeyError) as exc:
@@ -263,6 +311,7 @@ class JwtVerifier:
             subject=claims["sub"],
             claims=claims,
         )
+        self.verified.remember(token, access, self.keys.fresh_generation)
         return access
 
     async def _claims(self, token: str) -> dict[str, Any]:

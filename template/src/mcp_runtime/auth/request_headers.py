@@ -18,7 +18,7 @@ from contextvars import ContextVar
 
 from langchain_core.tools import ToolException
 
-from mcp_runtime.sdk import request_headers
+from mcp_runtime.sdk.context import request_headers
 
 __all__ = ["UndeclaredHeaderError", "request_header", "task_headers", "using_headers"]
 

@@ -206,9 +206,9 @@ class ServiceSettings(BaseSettings):
     )
     direct_calls: bool = Field(
         True,
-        description="answer a 2026-07-28 tools/call of the service's own tools without the "
-        "SDK's request machinery (the same answer, for less); false hands every request to "
-        "the SDK",
+        description="answer a tools/call of the service's own tools (either era, stateless) "
+        "without the SDK's request machinery (the same answer, for less); false hands every "
+        "request to the SDK",
     )
     mask_errors: bool = Field(
         True,

@@ -33,7 +33,7 @@ from mcp_runtime.contract.tool_result import ToolError, ToolResult
 from mcp_runtime.contract.toolsets import BrokenToolset, Toolset
 from mcp_runtime.contract.violations import ContractError, ContractViolation
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk import func_metadata, json_text_keys
+from mcp_runtime.sdk.tools import func_metadata, json_text_keys
 
 __all__ = [
     "RULES",

@@ -64,16 +64,8 @@ from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never
 from mcp_runtime.observability.logs import log_call
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.observability.tracing import start_call_span
-from mcp_runtime.sdk import (
-    SDKTool,
-    SDKToolError,
-    UrlElicitationRequiredError,
-    pre_parse_json,
-    request_headers,
-    request_id,
-    serving,
-    verified_token,
-)
+from mcp_runtime.sdk.context import request_headers, request_id, request_token, serving
+from mcp_runtime.sdk.tools import SDKTool, SDKToolError, UrlElicitationRequiredError, pre_parse_json
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
 
@@ -261,7 +253,7 @@ class ContractTool(SDKTool):
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
-        owner = owner_of(verified_token())
+        owner = owner_of(request_token())
         state = self.state
         with (
             staging_data() as staged,

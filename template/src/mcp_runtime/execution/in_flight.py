@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from mcp.types import RequestId
 
-from mcp_runtime.sdk import AccessToken
+from mcp_runtime.sdk.context import AccessToken
 
 __all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "StopReason", "owner_of"]
 

@@ -22,7 +22,12 @@ import anyio
 from starlette.requests import ClientDisconnect
 
 from mcp_runtime.observability.outcome import Outcome
-from mcp_runtime.sdk import SDK_LOG_REWRITES, LogRewrite, first_arg, logged_by_sdk_session
+from mcp_runtime.sdk.log_rewrites import (
+    SDK_LOG_REWRITES,
+    LogRewrite,
+    first_arg,
+    logged_by_sdk_session,
+)
 
 __all__ = [
     "JsonFormatter",

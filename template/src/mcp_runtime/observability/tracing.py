@@ -32,7 +32,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from mcp_runtime.config.settings import SettingsError
 from mcp_runtime.observability.outcome import Outcome
-from mcp_runtime.sdk import protocol_version, request_headers, request_id, request_meta
+from mcp_runtime.sdk.context import protocol_version, request_headers, request_id, request_meta
 
 __all__ = [
     "CallSpan",

@@ -22,12 +22,9 @@ from typing_extensions import deprecated
 
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk import (
-    MCPServer,
-    answers_chosen_per_request,
-    bearer_check,
-    served_tool_names,
-)
+from mcp_runtime.sdk import MCPServer, served_tool_names
+from mcp_runtime.sdk.bearer import bearer_check
+from mcp_runtime.sdk.http import answer_apps
 from mcp_runtime.serving.front.answer_form import AnswerForm
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
@@ -69,19 +66,24 @@ def build_app(
     require_http_auth(settings)
     state = state if state is not None else state_of(server, settings)
     state.metrics.enabled = settings.metrics
-    sdk_app = server.streamable_http_app(
+    apps = answer_apps(
+        server,
         streamable_http_path=MCP_PATH,
         stateless_http=settings.stateless,
         max_request_body_size=settings.max_request_bytes,
         transport_security=transport_security(settings),
         host=settings.host,
     )
-    answers_chosen_per_request(server)
-    return ServiceApp(sdk_app, front(server, settings, state), state=state)
+    parts = front(server, settings, state, streaming=apps.streaming)
+    return ServiceApp(apps.whole, parts, state=state)
 
 
-def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> list[Middleware]:
-    """The front's parts, in the order a request meets them."""
+def front(
+    server: MCPServer, settings: ServiceSettings, state: ServiceState, *, streaming: ASGIApp
+) -> list[Middleware]:
+    """The front's parts, in the order a request meets them, before the SDK's app that
+    answers one JSON body; ``streaming`` is the SDK's app that streams, where
+    :class:`AnswerForm` sends the requests it chose to stream (and all but POSTs)."""
     return [
         Middleware(Probes, state=state, tools=len(served_tool_names(server))),
         Middleware(Scrapes, metrics=state.metrics.app() if settings.metrics else None),
@@ -95,7 +97,7 @@ def front(server: MCPServer, settings: ServiceSettings, state: ServiceState) -> 
         ),
         Middleware(JsonRpcChecks, max_depth=settings.max_json_depth),
         Middleware(CancelMatching, calls=state.calls, stateless=settings.stateless),
-        Middleware(AnswerForm, path=MCP_PATH, stateless=settings.stateless),
+        Middleware(AnswerForm, streaming=streaming, path=MCP_PATH, stateless=settings.stateless),
         *direct_answers(server, settings),
     ]
 
@@ -110,7 +112,7 @@ def downloads(
 
 
 def direct_answers(server: MCPServer, settings: ServiceSettings) -> list[Middleware]:
-    """The direct path of 2026-07-28 calls, unless ``settings`` turn it off."""
+    """The direct path of calls, unless ``settings`` turn it off."""
     if not settings.direct_calls:
         return []
     return [Middleware(DirectAnswers, server=server, path=MCP_PATH)]

@@ -14,7 +14,7 @@ from mcp.types import INVALID_PARAMS
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from mcp_runtime.sdk import CallNext, MCPError, ServerRequestContext
+from mcp_runtime.sdk.hooks import CallNext, MCPError, ServerRequestContext
 from mcp_runtime.serving.front.json_rpc import json_kind
 
 __all__ = ["ParamsErrors", "describe"]

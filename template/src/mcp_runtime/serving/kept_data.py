@@ -30,13 +30,13 @@ from mcp_runtime.execution.kept_data import (
     is_text,
     size_text,
 )
-from mcp_runtime.sdk import (
+from mcp_runtime.sdk.context import request_token
+from mcp_runtime.sdk.hooks import ServerRequestContext
+from mcp_runtime.sdk.server import (
     ContractServer,
     ReadResourceContents,
     ResourceError,
     ResourceNotFoundError,
-    ServerRequestContext,
-    context_token,
 )
 from mcp_runtime.tasks.data import DataStore, KeptData
 
@@ -91,7 +91,7 @@ def read_kept_data(server: ContractServer, store: DataStore, settings: ServiceSe
         if not uri.startswith(f"{DATA_SCHEME}:"):
             return None
         data_id = data_id_of(uri)
-        owner = caller_digest(caller_of(context_token(ctx)))
+        owner = caller_digest(caller_of(request_token(ctx)))
         try:
             kept = None if data_id is None else await store.find(owner, data_id)
             if kept is None:

@@ -19,16 +19,16 @@ from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
 from mcp_runtime.contract.violations import ContractViolation
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk import (
+from mcp_runtime.sdk.server import (
     AuthSettings,
     ContractServer,
     MCPServer,
     TransportSecuritySettings,
     advertise_tasks,
-    served_tools,
     server_info_stamp,
     without_sdk_spans,
 )
+from mcp_runtime.sdk.tools import served_tools
 from mcp_runtime.serving.invalid_params import ParamsErrors
 from mcp_runtime.serving.kept_data import (
     DATA_TOOL,

@@ -43,24 +43,23 @@ from mcp.types import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     RequestParams,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
 from mcp_runtime.auth.oauth import caller_of, owner_digest
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.execution.in_flight import owner_of
-from mcp_runtime.sdk import (
-    MODERN_REVISIONS,
+from mcp_runtime.sdk.context import request_token
+from mcp_runtime.sdk.hooks import (
     CallNext,
     Extension,
     HandlerResult,
     MCPError,
     MethodBinding,
     ServerRequestContext,
-    call_result_for,
-    check_params,
-    context_token,
 )
+from mcp_runtime.sdk.tasks import call_result_for, check_params
 from mcp_runtime.tasks.engine import TaskEngine, TaskLimitError, TaskRequest, TaskStoreError
 from mcp_runtime.tasks.record import TaskRecord
 
@@ -73,14 +72,14 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 LEGACY = frozenset({"2025-11-25"})
-MODERN = frozenset(MODERN_REVISIONS)
+MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 MISSING_DATA: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 
 
 def owner_key(ctx: ServerRequestContext[Any, Any]) -> str:
     """Whose tasks a request reads: a digest of its verified caller (subject and client),
     or ``anonymous`` without one. Only the digest is stored."""
-    owner = owner_of(context_token(ctx))
+    owner = owner_of(request_token(ctx))
     if owner is None:
         return "anonymous"
     subject, client = owner
@@ -97,7 +96,7 @@ def task_request(
         value = header(ctx, name)
         if value is not None:
             headers[name] = value
-    caller = caller_of(context_token(ctx))
+    caller = caller_of(request_token(ctx))
     return TaskRequest(caller, headers, arguments, ctx.protocol_version or "")
 
 

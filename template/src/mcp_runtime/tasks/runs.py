@@ -26,7 +26,7 @@ from mcp_runtime.contract.output_contract import error_result
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.execution.checkpoints import TaskRun, running_task
 from mcp_runtime.observability.outcome import Outcome
-from mcp_runtime.sdk import task_context
+from mcp_runtime.sdk.tasks import task_context
 from mcp_runtime.tasks.record import Status
 from mcp_runtime.tasks.request import TaskRequest
 from mcp_runtime.tasks.sealing import Seal

@@ -11,6 +11,10 @@ JSON body, as any other. The JSON-RPC message is the same either way.
 A stateful session's requests of the ``initialize`` era are answered as the SDK
 answers them (a session may send its own requests to the client mid-call), each
 through the same wait for a first message before its stream opens.
+
+The choice is passed down as the app a request is handed to: the SDK's app that
+streams, or the rest of the front before the SDK's app that answers one JSON body
+(:func:`mcp_runtime.sdk.http.answer_apps` builds both).
 """
 
 import asyncio
@@ -18,10 +22,9 @@ import json
 import re
 
 import anyio
-from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.sdk import answering_json, check_accept_headers, handshake_era
+from mcp_runtime.sdk.http import accepts_sse, handshake_era
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["AnswerForm", "SseDeferral", "streams"]
@@ -49,35 +52,36 @@ def streams(message: object) -> bool:
 
 
 class AnswerForm:
-    """Chooses, before the SDK serves a POST, how it answers: one JSON body, or a stream
-    that opens only once the call sends something before its result (:class:`SseDeferral`).
+    """Chooses, before the SDK serves a POST, how it answers: one JSON body (handed to
+    ``app``, the rest of the front before the SDK's app that answers so), or a stream
+    that opens only once the call sends something before its result (handed to
+    ``streaming``, the SDK's app that streams, through :class:`SseDeferral`). Every
+    other request, and the app's lifespan, goes to ``streaming``.
 
     A call answered one JSON body is cancelled when its client leaves before the answer,
     in either era, as the SDK cancels a streamed one (a 2026-07-28 client cancels a call
     by leaving).
     """
 
-    def __init__(self, app: ASGIApp, *, path: str, stateless: bool) -> None:
+    def __init__(self, app: ASGIApp, *, streaming: ASGIApp, path: str, stateless: bool) -> None:
         self.app = app
+        self.streaming = streaming
         self.path = path
         self.stateless = stateless
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
+            await self.streaming(scope, receive, send)
             return
         modern = not handshake_era(scope)
         session = not modern and not self.stateless
         message = Posted.of(scope).message
-        if session or (streams(message) and _accepts_sse(scope)):
-            with answering_json(False):
-                await self.app(scope, receive, SseDeferral(send))
-            return
-        with answering_json(True):
-            if _is_request(message):
-                await _cancelled_when_the_client_leaves(self.app, scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
+        if session or (streams(message) and accepts_sse(scope)):
+            await self.streaming(scope, receive, SseDeferral(send))
+        elif _is_request(message):
+            await _cancelled_when_the_client_leaves(self.app, scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
 
 async def _cancelled_when_the_client_leaves(
@@ -259,8 +263,3 @@ def _is_answer(data: bytes) -> bool:
         and "id" in message
         and ("result" in message or "error" in message)
     )
-
-
-def _accepts_sse(scope: Scope) -> bool:
-    """Whether the request accepts an SSE stream, as the SDK reads its Accept header."""
-    return check_accept_headers(Request(scope))[1]

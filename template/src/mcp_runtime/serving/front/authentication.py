@@ -2,8 +2,7 @@
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_runtime.auth.oauth import remember_request_token
-from mcp_runtime.sdk import BearerCheck
+from mcp_runtime.sdk.bearer import BearerCheck
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["Authentication"]
@@ -11,8 +10,8 @@ __all__ = ["Authentication"]
 
 class Authentication:
     """Under ``MCP_AUTH=oauth``, verifies a POST's bearer token with the SDK's check, which
-    answers 401 itself; a verified token is kept in the request's :class:`Posted` and
-    remembered for the call (``current_caller``). With no check (None), it passes all on."""
+    answers 401 itself; a verified token is kept in the request's :class:`Posted` for the
+    parts after this one. With no check (None), it passes all on."""
 
     def __init__(self, app: ASGIApp, *, bearer: BearerCheck | None, path: str) -> None:
         self.app = app
@@ -29,6 +28,5 @@ class Authentication:
             access = await self.bearer.check(scope, receive, send)
             if access is None:
                 return  # refused: the SDK's 401 is sent
-            remember_request_token(access)
             Posted.of(scope).access = access
         await self.app(scope, receive, send)

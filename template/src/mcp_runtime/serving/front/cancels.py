@@ -3,7 +3,7 @@
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_runtime.execution.in_flight import InFlight, owner_of
-from mcp_runtime.sdk import handshake_era
+from mcp_runtime.sdk.http import handshake_era
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["CancelMatching"]

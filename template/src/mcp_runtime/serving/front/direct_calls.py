@@ -1,11 +1,12 @@
-"""A 2026-07-28 ``tools/call`` of one of the service's own tools, answered directly."""
+"""A stateless ``tools/call`` of one of the service's own tools, answered directly."""
 
 import logging
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_runtime.contract.served_tool import ContractTool
-from mcp_runtime.sdk import DirectCalls, MCPServer, answers_json, served_tools
+from mcp_runtime.sdk import MCPServer, served_tools
+from mcp_runtime.sdk.direct import DirectCalls
 from mcp_runtime.serving.front.answers import respond_raw
 from mcp_runtime.serving.front.posted import Posted
 from mcp_runtime.serving.invalid_params import ParamsErrors
@@ -17,13 +18,14 @@ logger = logging.getLogger(__name__)
 
 
 class DirectAnswers:
-    """Answers a 2026-07-28 ``tools/call`` of a tool the gate built, answered one JSON
-    body, through :class:`~mcp_runtime.sdk.DirectCalls`: the same answer the SDK's server
-    gives, without its request machinery (a third or more of a call's cost). Everything
-    else, and any request the SDK would refuse, passes on to the SDK.
+    """Answers a ``tools/call`` of a tool the gate built, in either era, through
+    :class:`~mcp_runtime.sdk.direct.DirectCalls`: the same answer the SDK's server gives,
+    without its request machinery (two thirds of a short call's cost). Everything else,
+    and any request the SDK would refuse, passes on to the SDK.
 
-    Tools whose input schema declares ``Mcp-Param`` headers, and task tools, are left to
-    the SDK. Under
+    It sees only the requests :class:`AnswerForm` chose to answer one JSON body, which
+    in the 2025 revisions are those of a stateless endpoint. Tools whose input schema
+    declares ``Mcp-Param`` headers, and task tools, are left to the SDK. Under
     ``MCP_AUTH=oauth`` the front has verified the request's token before this part.
     """
 
@@ -38,12 +40,7 @@ class DirectAnswers:
         self.direct = DirectCalls(server, callers, passed_by=(ParamsErrors, TaskRouting))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and scope["method"] == "POST"
-            and scope["path"] == self.path
-            and answers_json()
-        ):
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
             posted = Posted.of(scope)
             call = await self.direct.take(scope, posted.message, posted.access)
             if call is not None:

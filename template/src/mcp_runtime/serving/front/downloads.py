@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_runtime.auth.oauth import caller_digest, caller_of
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.execution.kept_data import DOWNLOAD_PATH, DataStoreError, data_id_of
-from mcp_runtime.sdk import BearerCheck
+from mcp_runtime.sdk.bearer import BearerCheck
 from mcp_runtime.serving.front.answers import respond
 from mcp_runtime.serving.kept_data import not_found
 from mcp_runtime.tasks.data import DataStore, KeptData

@@ -7,7 +7,7 @@ import re
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_runtime.sdk import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_runtime.sdk.http import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_runtime.serving.front.answers import INVALID_REQUEST, error_answer, respond_raw
 
 __all__ = ["HostCheck", "shown_host"]

@@ -5,7 +5,7 @@ import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_runtime.sdk import handshake_era
+from mcp_runtime.sdk.http import handshake_era
 from mcp_runtime.serving.front.answers import (
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from starlette.types import Scope
 
-from mcp_runtime.sdk import AccessToken
+from mcp_runtime.sdk.bearer import AccessToken
 
 __all__ = ["Posted"]
 

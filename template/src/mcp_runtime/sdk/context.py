@@ -1,0 +1,107 @@
+"""The request being served, read from the context the SDK hands each call.
+
+The SDK's 2.x line (``MCPServer``) hands each call's request context to the tool it
+calls; the served tool enters :func:`serving` with it, and the functions here read the
+request from there: its headers, its JSON-RPC id, its ``_meta``, its protocol revision
+and the access token verified for it. Where the SDK builds no context (a call the
+runtime answers directly, a task's run), the runtime builds a :class:`BuiltRequest`
+with the same fields.
+"""
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.types import RequestId, RequestParamsMeta
+from starlette.requests import Request
+
+__all__ = [
+    "AccessToken",
+    "BuiltContext",
+    "BuiltRequest",
+    "protocol_version",
+    "request_headers",
+    "request_id",
+    "request_meta",
+    "request_token",
+    "serving",
+]
+
+_request: ContextVar[Any] = ContextVar("mcp_runtime_request", default=None)
+
+
+@dataclass(frozen=True)
+class BuiltRequest:
+    """What the runtime reads of a request's context, where the runtime builds it: the
+    HTTP request (None in a task's run), the JSON-RPC id, the ``_meta`` (as the SDK
+    parses it), the protocol revision."""
+
+    request: Request | None
+    request_id: RequestId
+    meta: RequestParamsMeta | None
+    protocol_version: str
+
+
+@dataclass(frozen=True)
+class BuiltContext:
+    """The context a tool is called with where the runtime builds it, as the SDK's
+    ``Context`` holds its request context."""
+
+    request_context: BuiltRequest
+
+
+@contextmanager
+def serving(context: Any) -> Iterator[None]:
+    """Within the block, the request ``context`` (the SDK's tool context, a
+    :class:`BuiltContext`, or None) serves."""
+    try:
+        request = None if context is None else context.request_context
+    except ValueError:  # a tool context outside a request
+        request = None
+    token = _request.set(request)
+    try:
+        yield
+    finally:
+        _request.reset(token)
+
+
+def request_headers() -> Mapping[str, str] | None:
+    """The HTTP headers of the request being served; None outside an HTTP request."""
+    request = getattr(_request.get(), "request", None)
+    headers = getattr(request, "headers", None)
+    return headers if isinstance(headers, Mapping) else None
+
+
+def request_id() -> RequestId | None:
+    """The JSON-RPC id of the request being served; None outside a request."""
+    context = _request.get()
+    return None if context is None else context.request_id
+
+
+def request_meta() -> RequestParamsMeta | None:
+    """The ``_meta`` of the request being served; None when it has none, or outside one."""
+    context = _request.get()
+    return None if context is None else context.meta
+
+
+def protocol_version() -> str | None:
+    """The protocol revision of the request being served; None outside a request."""
+    context = _request.get()
+    return None if context is None else context.protocol_version
+
+
+def request_token(
+    context: ServerRequestContext[Any, Any] | BuiltRequest | None = None,
+) -> AccessToken | None:
+    """The access token verified for the HTTP request ``context`` serves (by default, the
+    request being served); None without one."""
+    if context is None:
+        context = _request.get()
+    scope = getattr(getattr(context, "request", None), "scope", None)
+    user = scope.get("user") if isinstance(scope, Mapping) else None
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
