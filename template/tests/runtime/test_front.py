@@ -363,8 +363,9 @@ async def cancels_the_call(body: bytes, headers: dict[str, str], stateless: bool
         "method": "POST",
         "path": MCP_PATH,
         "headers": [(name.encode(), value.encode()) for name, value in headers.items()],
-        "mcp_runtime.posted": Posted(body=body, text="", message=json.loads(body)),
     }
+    posted = Posted.of(scope)
+    posted.body, posted.message = body, json.loads(body)
 
     async def receive() -> Message:
         return {"type": "http.request", "body": body, "more_body": False}

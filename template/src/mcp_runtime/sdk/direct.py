@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool as SDKTool
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import modern_error_data
-from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
@@ -45,7 +45,7 @@ from starlette.types import Scope
 
 from mcp_runtime.sdk.bearer import AccessToken, set_request_user
 from mcp_runtime.sdk.context import BuiltContext, BuiltRequest
-from mcp_runtime.sdk.http import accepts_json, handshake_era
+from mcp_runtime.sdk.http import accepts_json
 from mcp_runtime.sdk.server import server_info_stamp
 
 __all__ = ["DirectCall", "DirectCalls"]
@@ -76,7 +76,9 @@ class DirectCalls:
     """Answers a stateless ``tools/call`` of one of ``callers`` (the tools it may serve
     this way, by name, less those whose input schema declares ``Mcp-Param`` headers) as
     the SDK's server answers it, one JSON body; ``passed_by`` names the server
-    middleware that has nothing to do for their calls.
+    middleware that has nothing to do for their calls, and ``hosts_checked`` says the
+    request's Host and Origin have passed the SDK's own check of them already (with the
+    server's settings), which this path then does not run again.
 
     A request is taken only when the SDK would serve it to the tool: its Host, Origin
     and content type pass the SDK's checks, it accepts JSON, its envelope is plain
@@ -96,6 +98,8 @@ class DirectCalls:
         server: MCPServer,
         callers: Mapping[str, SDKTool],
         passed_by: tuple[type, ...] = (),
+        *,
+        hosts_checked: bool = False,
     ) -> None:
         self.server = server
         # The server middleware with nothing to do for these callers' calls.
@@ -111,17 +115,22 @@ class DirectCalls:
         auth = server.settings.auth
         self.verifies = server._token_verifier is not None and auth is not None
         self.required_scopes = list(auth.required_scopes or []) if auth is not None else []
-        self.security = TransportSecurityMiddleware(server.session_manager.security_settings)
+        security = server.session_manager.security_settings
+        if hosts_checked and security is not None:
+            # Host and Origin refused by the SDK's rules already: its Content-Type check stays.
+            security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.security = TransportSecurityMiddleware(security)
         self.stamp = server_info_stamp(server)
 
     async def take(
-        self, scope: Scope, message: object, access: AccessToken | None
+        self, scope: Scope, message: object, access: AccessToken | None, modern: bool
     ) -> DirectCall | None:
         """The call ``message`` (a parsed POST of ``scope``) makes, if this path answers it.
 
         When the server verifies tokens, ``access`` is the request's, verified by the
         front; a request without one, or whose token lacks a scope every call needs, is
-        the SDK's to refuse.
+        the SDK's to refuse. ``modern``: the request speaks 2026-07-28 or later, as
+        :func:`~mcp_runtime.sdk.http.handshake_era` says.
         """
         if not isinstance(message, dict) or message.get("method") != "tools/call":
             return None
@@ -150,7 +159,6 @@ class DirectCalls:
             return None
         if not accepts_json(request):
             return None
-        modern = not handshake_era(scope)
         if modern:
             version = _modern_version(scope, message)
         elif _names_json(request):

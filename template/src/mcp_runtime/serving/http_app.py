@@ -115,7 +115,7 @@ def direct_answers(server: MCPServer, settings: ServiceSettings) -> list[Middlew
     """The direct path of calls, unless ``settings`` turn it off."""
     if not settings.direct_calls:
         return []
-    return [Middleware(DirectAnswers, server=server, path=MCP_PATH)]
+    return [Middleware(DirectAnswers, server=server, path=MCP_PATH, hosts_checked=True)]
 
 
 def process_app(

@@ -24,7 +24,7 @@ import re
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.sdk.http import accepts_sse, handshake_era
+from mcp_runtime.sdk.http import accepts_sse
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["AnswerForm", "SseDeferral", "streams"]
@@ -73,9 +73,9 @@ class AnswerForm:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
             await self.streaming(scope, receive, send)
             return
-        modern = not handshake_era(scope)
-        session = not modern and not self.stateless
-        message = Posted.of(scope).message
+        posted = Posted.of(scope)
+        message = posted.message
+        session = not posted.modern and not self.stateless
         if session or (streams(message) and accepts_sse(scope)):
             await self.streaming(scope, receive, SseDeferral(send))
         elif _is_request(message):

@@ -3,7 +3,6 @@
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_runtime.execution.in_flight import InFlight, owner_of
-from mcp_runtime.sdk.http import handshake_era
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["CancelMatching"]
@@ -26,7 +25,7 @@ class CancelMatching:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.stateless and scope["type"] == "http" and scope["method"] == "POST":
             posted = Posted.of(scope)
-            if b"notifications/cancelled" in posted.body and handshake_era(scope):
+            if b"notifications/cancelled" in posted.body and not posted.modern:
                 self._cancel(posted)
         await self.app(scope, receive, send)
 

@@ -26,10 +26,13 @@ class DirectAnswers:
     It sees only the requests :class:`AnswerForm` chose to answer one JSON body, which
     in the 2025 revisions are those of a stateless endpoint. Tools whose input schema
     declares ``Mcp-Param`` headers, and task tools, are left to the SDK. Under
-    ``MCP_AUTH=oauth`` the front has verified the request's token before this part.
+    ``MCP_AUTH=oauth`` the front has verified the request's token before this part, and
+    ``hosts_checked``: its Host and Origin (:class:`HostCheck`, by the SDK's rules).
     """
 
-    def __init__(self, app: ASGIApp, *, server: MCPServer, path: str) -> None:
+    def __init__(
+        self, app: ASGIApp, *, server: MCPServer, path: str, hosts_checked: bool = False
+    ) -> None:
         self.app = app
         self.path = path
         callers = {
@@ -37,12 +40,14 @@ class DirectAnswers:
             for tool in served_tools(server)
             if isinstance(tool, ContractTool) and tool.task is None
         }
-        self.direct = DirectCalls(server, callers, passed_by=(ParamsErrors, TaskRouting))
+        self.direct = DirectCalls(
+            server, callers, passed_by=(ParamsErrors, TaskRouting), hosts_checked=hosts_checked
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
             posted = Posted.of(scope)
-            call = await self.direct.take(scope, posted.message, posted.access)
+            call = await self.direct.take(scope, posted.message, posted.access, posted.modern)
             if call is not None:
                 logger.debug("a tools/call answered directly")
                 status, body = await self.direct.answer(call)

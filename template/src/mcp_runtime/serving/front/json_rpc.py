@@ -5,7 +5,6 @@ import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_runtime.sdk.http import handshake_era
 from mcp_runtime.serving.front.answers import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -40,7 +39,7 @@ class JsonRpcChecks:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             posted = Posted.of(scope)
-            problem = self._problem(posted, modern=not handshake_era(scope))
+            problem = self._problem(posted, modern=posted.modern)
             if problem is not None:
                 status, answer = problem
                 await respond_raw(send, status, answer)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from starlette.types import Scope
 
 from mcp_runtime.sdk.bearer import AccessToken
+from mcp_runtime.sdk.http import handshake_era
 
 __all__ = ["Posted"]
 
@@ -15,13 +16,16 @@ SCOPE_KEY = "mcp_runtime.posted"
 class Posted:
     """One POST as the front has read it so far.
 
-    ``access`` is its verified bearer token (None when the service verifies none);
+    ``modern`` is whether it speaks a revision of 2026-07-28 or later, as the SDK routes
+    it (:func:`~mcp_runtime.sdk.http.handshake_era`), read once; ``access`` is its
+    verified bearer token (None when the service verifies none);
     ``body`` its whole body, and ``text`` that body decoded, once
     :class:`~mcp_runtime.serving.front.limits.BodyLimits` has read it; ``message`` the
     JSON it holds once :class:`~mcp_runtime.serving.front.json_rpc.JsonRpcChecks` has
     parsed it (None when it is not JSON).
     """
 
+    modern: bool = False
     access: AccessToken | None = None
     body: bytes = b""
     text: str = ""
@@ -32,6 +36,6 @@ class Posted:
         """The request's record, made on first use."""
         posted = scope.get(SCOPE_KEY)
         if posted is None:
-            posted = scope[SCOPE_KEY] = cls()
+            posted = scope[SCOPE_KEY] = cls(modern=not handshake_era(scope))
         assert isinstance(posted, cls)
         return posted
