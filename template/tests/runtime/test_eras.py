@@ -89,6 +89,48 @@ async def test_each_era_lists_the_schemas_and_gets_typed_results(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_an_endpoint_that_keeps_sessions_serves_both_eras(tmp_path: Path, mode: Mode) -> None:
+    """``MCP_STATELESS=false``: a 2025 client's session lives in the SDK's streaming app
+    (its requests, with their progress, and its DELETE reach it), and a 2026-07-28 client
+    is answered as on a stateless endpoint."""
+    env = {"SLOW_SERVICE_DIR": str(tmp_path), "MCP_TOOLSETS": "counting", "MCP_AUTH": "none"}
+    reports: list[float] = []
+
+    async def record(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(progress)
+
+    with run_server(SLOW_SERVICE, env=env | {"MCP_STATELESS": "false"}) as server:
+        async with connect_http(server.url, mode=mode) as session:
+            counted = await session.call_tool(
+                "count_up", {"steps": STEPS}, progress_callback=record
+            )
+            again = await session.call_tool("count_up", {"steps": 1})
+        opened = httpx2.post(
+            server.url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            },
+            headers={"accept": "application/json, text/event-stream"},
+            timeout=30,
+        )
+        session_id = opened.headers.get("mcp-session-id")
+        closed = httpx2.delete(server.url, headers={"mcp-session-id": session_id or ""})
+    assert (counted.is_error, counted.structured_content) == (False, {"message": "counted to 3"})
+    assert again.structured_content == {"message": "counted to 1"}
+    assert reports == [1, 2, 3]
+    assert opened.status_code == 200
+    assert session_id
+    assert closed.status_code == 200
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tool", ["count_up", "count_up_thread"])
 async def test_each_era_gets_every_progress_report_before_the_result(
     slow: tuple[RunningServer, Path], mode: Mode, tool: str
