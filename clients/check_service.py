@@ -401,8 +401,8 @@ def task_conformance(service: Path, slug: str) -> None:
             running.result()
 
 
-ROLLING_START_SECONDS = 4.0
-"""How long after the task clients start their tasks the rolling restart begins."""
+ROLLING_START_SECONDS = 60.0
+"""How long the rolling restart waits, at most, for the task clients' tasks to start."""
 
 
 def rolling_restart(service: Path, slug: str) -> None:
@@ -411,15 +411,19 @@ def rolling_restart(service: Path, slug: str) -> None:
     other, while the tasks run (each process handing its task on at the end of its
     grace); each client reads its task's result, through the processes that replaced
     them, with its default settings."""
+    folder = tempfile.TemporaryDirectory(prefix="rolling-")
+    started = Path(folder.name) / "started"
     settings = {
         "MCP_AUTH": "none",
         "MCP_TOOLSETS": "tasks-fixtures,long-jobs",
         "MCP_SHUTDOWN_GRACE": "1",
         "MCP_TASK_POLL_INTERVAL": "0.5",
+        "TASKS_FIXTURES_STARTED": str(started),
     }
     store = "Redis, a rolling restart"
     chosen = {"MCP_TASK_CHECKS": "rolling"}
     with (
+        folder,
         redis_server() as redis_url,
         rolling.behind_a_balancer(
             service, slug, {**ENV, **settings, **shared_tasks(redis_url)}
@@ -432,7 +436,11 @@ def rolling_restart(service: Path, slug: str) -> None:
             command = ["node", str(HERE / "ts_tasks.mjs"), url, store]
             env = {**chosen, "MCP_TS_CLIENT": flavour}
             clients.append(lanes.submit(script, f"ts tasks client ({flavour})", command, HERE, env))
-        time.sleep(ROLLING_START_SECONDS)
+        # The restart begins once every client's task runs (a client can take seconds to
+        # start on a busy machine), so that each task is running when its process stops.
+        deadline = time.monotonic() + ROLLING_START_SECONDS
+        while len(runs_started(started)) < len(clients) and time.monotonic() < deadline:
+            time.sleep(0.1)
         processes.replace_oldest()
         processes.replace_oldest()
         for running in clients:
@@ -443,6 +451,11 @@ def rolling_restart(service: Path, slug: str) -> None:
         "each task was running when a process it ran on stopped",
         None if handed >= len(clients) else f"{handed} hand-ons for {len(clients)} tasks",
     )
+
+
+def runs_started(started: Path) -> list[str]:
+    """The runs of ``slow_compute`` started so far, one label each (``tasks_fixtures.py``)."""
+    return started.read_text().splitlines() if started.exists() else []
 
 
 def task_clients(store: str, url: str) -> None:

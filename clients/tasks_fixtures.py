@@ -5,10 +5,12 @@ The tools the scenarios call by name: ``greet`` (plain), ``slow_compute`` (a tas
 the client opts in), ``failing_job`` (only a task; a ``ToolError``), and
 ``protocol_error_job`` (only a task; an exception). The scenarios' tools that ask the
 client for input mid-task are not here: a LangChain tool cannot (see
-``conformance_tasks.json``).
+``conformance_tasks.json``). With ``TASKS_FIXTURES_STARTED`` set, ``slow_compute`` adds
+a line to that file as each run starts, for a check to know its tasks are running.
 """
 
 import asyncio
+import os
 
 from langchain_core.tools import tool
 from mcp_runtime import ToolError, ToolResult, tool_metadata
@@ -24,6 +26,10 @@ def greet(name: str) -> ToolResult:
 @tool
 async def slow_compute(seconds: float = 1, label: str = "") -> ToolResult:
     """Compute for a number of seconds."""
+    started = os.environ.get("TASKS_FIXTURES_STARTED")
+    if started:
+        with open(started, "a") as lines:
+            lines.write(f"{label}\n")
     await asyncio.sleep(seconds)
     return ToolResult(message=f"computed {label} in {seconds:g} s")
 
