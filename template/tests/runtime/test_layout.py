@@ -63,8 +63,9 @@ def part_of_module(name: str) -> str:
     return PUBLIC.get(parts[1], parts[1])
 
 
-def runtime_imports(path: Path) -> list[tuple[int, str]]:
-    """The line and module name of each import of the runtime in a file."""
+def imports(path: Path) -> list[tuple[int, str]]:
+    """The line and module name of each absolute import in a file (``from mcp_runtime
+    import part`` names the part)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -76,7 +77,12 @@ def runtime_imports(path: Path) -> list[tuple[int, str]]:
                 found += [(node.lineno, "mcp_runtime")] * (len(node.names) > len(known))
             else:
                 found.append((node.lineno, node.module))
-    return [(line, name) for line, name in found if name.split(".")[0] == "mcp_runtime"]
+    return found
+
+
+def runtime_imports(path: Path) -> list[tuple[int, str]]:
+    """The line and module name of each import of the runtime in a file."""
+    return [(line, name) for line, name in imports(path) if name.split(".")[0] == "mcp_runtime"]
 
 
 MODULES = sorted(RUNTIME.rglob("*.py"))
@@ -136,15 +142,9 @@ def test_only_the_sdks_parts_import_the_sdks_server(path: Path) -> None:
     ``mcp_runtime.sdk`` alone; protocol types and the client side are public and stable."""
     if part_of_file(path) == "sdk":
         return
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
     wrong = [
         f"line {line}: {name}"
-        for line, name in found
+        for line, name in imports(path)
         if name.split(".")[:2] in (["mcp", "server"], ["mcp", "shared"])
     ]
     assert wrong == [], "import it from the SDK's parts, mcp_runtime.sdk"
