@@ -406,19 +406,20 @@ ROLLING_START_SECONDS = 60.0
 
 
 def rolling_restart(service: Path, slug: str) -> None:
-    """Each task client creates a task (``slow_compute``, 10 s) on two processes of the
-    service on one Redis, behind a balancer; both processes are replaced, one after the
-    other, while the tasks run (each process handing its task on at the end of its
-    grace); each client reads its task's result, through the processes that replaced
-    them, with its default settings."""
+    """Each task client creates a task (``slow_compute``) on two processes of the service
+    on one Redis, behind a balancer; once every task runs, both processes are replaced,
+    one after the other (each handing its tasks on at the end of its grace), and only
+    then may the tasks end; each client reads its task's result, through the processes
+    that replaced them, with its default settings."""
     folder = tempfile.TemporaryDirectory(prefix="rolling-")
-    started = Path(folder.name) / "started"
+    started, released = Path(folder.name) / "started", Path(folder.name) / "released"
     settings = {
         "MCP_AUTH": "none",
         "MCP_TOOLSETS": "tasks-fixtures,long-jobs",
         "MCP_SHUTDOWN_GRACE": "1",
         "MCP_TASK_POLL_INTERVAL": "0.5",
         "TASKS_FIXTURES_STARTED": str(started),
+        "TASKS_FIXTURES_RELEASED": str(released),
     }
     store = "Redis, a rolling restart"
     chosen = {"MCP_TASK_CHECKS": "rolling"}
@@ -437,12 +438,14 @@ def rolling_restart(service: Path, slug: str) -> None:
             env = {**chosen, "MCP_TS_CLIENT": flavour}
             clients.append(lanes.submit(script, f"ts tasks client ({flavour})", command, HERE, env))
         # The restart begins once every client's task runs (a client can take seconds to
-        # start on a busy machine), so that each task is running when its process stops.
+        # start on a busy machine), and the tasks run until it has ended, so that each is
+        # running when the process it runs on stops, however long each step takes.
         deadline = time.monotonic() + ROLLING_START_SECONDS
         while len(runs_started(started)) < len(clients) and time.monotonic() < deadline:
             time.sleep(0.1)
         processes.replace_oldest()
         processes.replace_oldest()
+        released.touch()
         for running in clients:
             running.result()
     handed = sum(log.read_text().count("was handed on at shutdown") for log in processes.logs)
