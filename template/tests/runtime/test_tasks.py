@@ -569,6 +569,36 @@ def test_a_task_created_through_one_process_is_answered_by_the_other(
 
 
 @pytest.mark.any_python
+def test_a_status_read_leaves_the_result_sealed(
+    redis_command: Callable[..., str], pair: tuple[Path, RunningServer, RunningServer]
+) -> None:
+    """Reading how a task stands (2025-11-25's ``tasks/get`` and ``tasks/list``) neither
+    reads nor opens its result, which may be large: with the stored result replaced by one
+    no key opens, both still answer, and only ``tasks/result`` meets it, which answers
+    that the task failed and why."""
+    _, first, second = pair
+    tasked = legacy(first, "tools/call", job("r5", text="sealed") | {"task": {}})["result"]
+    task_id = tasked["task"]["taskId"]
+    done = settle(lambda i: legacy(second, "tasks/get", {"taskId": i}), task_id)
+    assert done["result"]["status"] == "completed"
+    key = f"mcp-tasks:slow-service:record:{task_id}"
+    assert redis_command("HSET", key, "result", "not-a-sealed-result") == "0"
+    got = legacy(second, "tasks/get", {"taskId": task_id})["result"]
+    assert (got["taskId"], got["status"]) == (task_id, "completed")
+    listed = legacy(first, "tasks/list", {})["result"]["tasks"]
+    assert {"taskId": task_id, "status": "completed"}.items() <= next(
+        entry for entry in listed if entry["taskId"] == task_id
+    ).items()
+    unopened = legacy(first, "tasks/result", {"taskId": task_id})
+    assert unopened["error"] == {
+        "code": -32603,
+        "message": "The task's result opens with none of the service's keys (MCP_TASK_KEYS: "
+        "the key that sealed it was dropped before the task expired), so it cannot be read: "
+        "call the tool again.",
+    }
+
+
+@pytest.mark.any_python
 def test_a_task_cancelled_through_the_other_process_stops_where_it_runs(
     pair: tuple[Path, RunningServer, RunningServer],
 ) -> None:

@@ -47,12 +47,14 @@ from mcp_runtime.tasks.batches import GroupCommit
 from mcp_runtime.tasks.record import TERMINAL, Status, TaskRecord
 from mcp_runtime.tasks.request import TaskRequest
 from mcp_runtime.tasks.runs import BROKEN, FLUSH_SECONDS, STOPPED, TaskRuns
-from mcp_runtime.tasks.sealing import Seal
+from mcp_runtime.tasks.sealing import Seal, SealError
 from mcp_runtime.tasks.store import (
     CREATE,
+    STATUS_FIELDS,
     STORE_ERRORS,
     TaskStoreError,
     pooled,
+    read_fields,
     run_scripts,
 )
 
@@ -95,6 +97,11 @@ CREATIONS_AT_ONCE = 64
 included, in the batch's pipeline)."""
 
 CANCELLED = "The task was cancelled."
+UNREADABLE = (
+    "The task's result opens with none of the service's keys (MCP_TASK_KEYS: the key that "
+    "sealed it was dropped before the task expired), so it cannot be read: call the tool "
+    "again."
+)
 AT_THE_CAP = (
     "This caller already has {cap} tasks running, as many as the service allows one caller "
     "(MCP_MAX_TASKS_PER_CALLER): wait for one to end, or cancel one with tasks/cancel, then "
@@ -427,14 +434,16 @@ class TaskEngine(TaskRuns):
     # Reading ---------------------------------------------------------------------------
 
     @_reaching_store
-    async def get(self, owner: str, task_id: str) -> TaskRecord | None:
-        """``owner``'s task ``task_id``; None when there is no such task of theirs."""
+    async def get(self, owner: str, task_id: str, *, result: bool = False) -> TaskRecord | None:
+        """``owner``'s task ``task_id``; None when there is no such task of theirs. Its
+        ``result`` (once completed) is read and opened only when asked for: a status read
+        costs the same whatever the result's size."""
         if not task_id or len(task_id) > 128:
             return None
         docket = await self._store()
+        names = [*STATUS_FIELDS, "result"] if result else STATUS_FIELDS
         async with self._slots, docket.redis() as redis:
-            fields = await redis.hgetall(self._record_key(task_id))
-        record = {key.decode(): value.decode() for key, value in fields.items()}
+            record = await read_fields(redis, self._record_key(task_id), names)
         if not record or not secrets.compare_digest(record.get("owner", ""), owner):
             return None
         if record.get("status") not in TERMINAL:
@@ -444,7 +453,7 @@ class TaskEngine(TaskRuns):
                 # Docket ended it without the engine (a fault of the engine's own): it
                 # failed, once and for all.
                 await self._end(task_id, "failed", BROKEN)
-                return await self.get(owner, task_id)
+                return await self.get(owner, task_id, result=result)
             return TaskRecord.kept(
                 record,
                 task_id,
@@ -452,12 +461,19 @@ class TaskEngine(TaskRuns):
                 moments=[execution.started_at, execution.progress.updated_at] if execution else [],
                 message=execution.progress.message if execution else None,
             )
-        completed = record["status"] == "completed"
+        sealed = record.get("result") if record["status"] == "completed" else None
+        opened = None
+        if sealed is not None:
+            try:
+                opened = await self.seal.open_aside(sealed)
+            except SealError:
+                logger.error("a task's result opens with none of MCP_TASK_KEYS: it failed")
+                record |= {"status": "failed", "message": UNREADABLE}
         return TaskRecord.kept(
             record,
             task_id,
             round(self.settings.poll_interval * 1000),
-            result=self.seal.open(record["result"]) if completed else None,
+            result=opened,
             failure=BROKEN,
         )
 
@@ -483,12 +499,15 @@ class TaskEngine(TaskRuns):
 
     @_reaching_store
     async def wait(self, owner: str, task_id: str) -> TaskRecord | None:
-        """``owner``'s task ``task_id`` once it has ended; None when unknown."""
+        """``owner``'s task ``task_id`` once it has ended, with its result; None when
+        unknown."""
         delay = 0.02
         while True:
             record = await self.get(owner, task_id)
-            if record is None or record.terminal:
-                return record
+            if record is None:
+                return None
+            if record.terminal:
+                return await self.get(owner, task_id, result=True)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval)
 

@@ -258,9 +258,12 @@ class TaskMethods(Extension):
             MethodBinding("tasks/update", TaskIdParams, self.update, MODERN),
         )
 
-    async def _find(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> TaskRecord:
-        """The caller's task ``params`` names; raises the revision's error when the request
-        may not ask, or there is no such task of the caller's."""
+    async def _find(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams, *, result: bool = False
+    ) -> TaskRecord:
+        """The caller's task ``params`` names, with its ``result`` when asked for; raises the
+        revision's error when the request may not ask, or there is no such task of the
+        caller's."""
         modern = ctx.protocol_version in MODERN
         if modern and not opted_in(ctx.params):
             raise missing_extension(f"{ctx.method}")
@@ -271,15 +274,16 @@ class TaskMethods(Extension):
                     code=HEADER_MISMATCH,
                     message="mcp-name header does not match the request body's 'taskId' parameter",
                 )
-        record = await self.engine.get(owner_key(ctx), params.taskId)
+        record = await self.engine.get(owner_key(ctx), params.taskId, result=result)
         if record is None:
             raise unknown_task()
         return record
 
     @answering_store_down
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
-        record = await self._find(ctx, params)
-        if ctx.protocol_version not in MODERN:
+        modern = ctx.protocol_version in MODERN
+        record = await self._find(ctx, params, result=modern)  # 2026-07-28's is inline
+        if not modern:
             return record.fields_2025()
         return detailed(record, ctx.protocol_version)
 

@@ -202,7 +202,7 @@ class TaskRuns:
             await end("completed", "", self.seal.close(self._timed_out(tool)))
             return
         answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        await end("completed", "", self.seal.close(answer))
+        await end("completed", "", await self.seal.close_aside(answer))
 
     def _timed_out(self, tool: ContractTool | None) -> dict[str, Any]:
         """The answer of a task of ``tool`` whose ``MCP_TASK_TIMEOUT`` has run out."""

@@ -10,6 +10,7 @@ expired. ``<service> task-key`` prints a new key. The data tools keep for their 
 (``keep_data``) is sealed with the same keys, chunk by chunk (:class:`DataSeal`).
 """
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -24,6 +25,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 __all__ = ["DataSeal", "Seal", "SealError", "new_key"]
+
+
+ASIDE_BYTES = 64 * 1024
+"""Sealed values larger than this open in a thread (:meth:`Seal.open_aside`)."""
 
 
 class SealError(Exception):
@@ -56,6 +61,18 @@ class Seal:
         """``value`` (JSON) sealed."""
         data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
         return self._fernet.encrypt(data).decode("ascii")
+
+    async def close_aside(self, value: Any) -> str:
+        """:meth:`close`, in a thread (for a value that may be large, a task's result): the
+        event loop goes on serving meanwhile, between the steps that hold the GIL."""
+        return await asyncio.to_thread(self.close, value)
+
+    async def open_aside(self, sealed: str | bytes) -> Any:
+        """:meth:`open`, in a thread of its own when ``sealed`` is large (over
+        :data:`ASIDE_BYTES`)."""
+        if len(sealed) <= ASIDE_BYTES:
+            return self.open(sealed)
+        return await asyncio.to_thread(self.open, sealed)
 
     def open(self, sealed: str | bytes) -> Any:
         """The JSON value ``sealed`` holds; raises :class:`SealError` when no key opens it."""

@@ -19,13 +19,20 @@ __all__ = [
     "CHECKPOINT",
     "CREATE",
     "END",
+    "FIELDS",
+    "STATUS_FIELDS",
     "STORE_ERRORS",
     "TaskStoreError",
     "pipeline_of",
     "pooled",
+    "read_fields",
     "run_script",
     "run_scripts",
 ]
+
+STATUS_FIELDS = ("owner", "tool", "created", "ttl_ms", "status", "message", "ended")
+"""The fields of a record that say whose task it is and how it stands: all a status read
+needs (the sealed request, checkpoint and result, which may be large, are not among them)."""
 
 STORE_ERRORS = (RedisError, OSError)
 """What the store's client raises when the store does not answer (or, redis-py's
@@ -84,6 +91,22 @@ return 1
 """Ends a task's record (KEYS: record, owner's open tasks; ARGV: status, message, sealed
 result, ended, seconds kept, id), unless it has ended already: its first end is its
 last. 1 when it ended now."""
+
+FIELDS = """
+local values = {}
+for i, name in ipairs(ARGV) do
+  values[i] = redis.call('HGET', KEYS[1], name)
+end
+return values
+"""
+"""The fields ARGV names of the hash KEYS[1], each nil when it is not set."""
+
+
+async def read_fields(store: object, key: str, names: Sequence[str]) -> dict[str, str]:
+    """The fields ``names`` of the hash ``key`` that are set, in one round trip (the
+    embedded store has no ``HMGET``)."""
+    values: list[bytes | None] = await run_script(store, FIELDS, [key], list(names))
+    return {name: value.decode() for name, value in zip(names, values, strict=True) if value}
 
 
 async def run_script(store: object, script: str, keys: list[str], args: list[str]) -> Any:
