@@ -344,13 +344,24 @@ def test_missing_service_is_explained(
 
 def test_importing_the_runtime_leaves_the_collector_as_it_found_it() -> None:
     """The cyclic collector is paused only while the runtime imports: on here (this process
-    imported the runtime with it on), and still off in a process that had turned it off."""
+    imported the runtime with it on), and still off in a process that had turned it off.
+    What the import built is in the oldest generation, unwalked, and nothing is frozen."""
     assert gc.isenabled()
     code = "import gc; gc.disable(); import mcp_runtime; print(gc.isenabled())"
     imported = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert (imported.returncode, imported.stdout, imported.stderr) == (0, "False\n", "")
+    code = (
+        "import gc; import mcp_runtime; "
+        "print(gc.get_freeze_count(), *(len(gc.get_objects(n)) for n in range(3)))"
+    )
+    imported = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    frozen, youngest, middle, oldest = map(int, imported.stdout.split())
+    assert frozen == 0
+    assert oldest > 50 * (youngest + middle), (youngest, middle, oldest)
 
 
 SCOPED_TOOLSET = '''
