@@ -288,6 +288,12 @@ def served(session: nox.Session) -> None:
     side_by_side(session, SIDE_BY_SIDE["served"])
 
 
+@nox.session(venv_backend="none")
+@recorded
+def later_pythons(session: nox.Session) -> None:
+    side_by_side(session, SIDE_BY_SIDE["later_pythons"])
+
+
 def side_by_side(session: nox.Session, names: tuple[str, ...]) -> None:
     """Each of ``names`` in a nox process of its own, at once: their logs follow, one after
     the other, and their rows join the table of this run."""
@@ -298,7 +304,7 @@ def side_by_side(session: nox.Session, names: tuple[str, ...]) -> None:
     failed = []
     try:
         for name in names:
-            log = (RENDERS / f"{name}.log").open("w")
+            log = (RENDERS / f"{re.sub(r'[^A-Za-z0-9]+', '-', name).strip('-')}.log").open("w")
             command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", name]
             process = subprocess.Popen(
                 command,
@@ -332,7 +338,8 @@ def hostile(session: nox.Session) -> None:
     # own environment, in four workers: it waits on timeouts and grace periods more than it
     # computes; an idle worker takes tests from a busy one (``--dist worksteal``), so the
     # modules with long tests end together. It starts the service's ``serve`` command itself,
-    # once per module and setting in each worker. Its modules import ``harness`` from
+    # in each worker once for the modules of default settings and once for each module of
+    # other settings. Its modules import ``harness`` from
     # hostile/, so it is collected with the prepend import mode whatever the service's own
     # pytest settings say.
     session.install(COPIER)
@@ -407,7 +414,8 @@ def in_service(session: nox.Session, *command: str, silent: bool = False) -> str
     # nox runs a command in this process's environment with the session's over it: the
     # service's instead, every other variable of those unset. One mypy cache for every render
     # of the run (mypy keys it by Python version, and revalidates each module by its hash):
-    # each render checks only its own modules.
+    # each render checks only its own modules, and the cells run side by side, each of its
+    # own Python, write apart.
     outer = {**os.environ, **session.env}
     environment = service_environment(RENDERS / ".mypy_cache", outer)
     unset = dict.fromkeys(outer.keys() - environment.keys())

@@ -1,5 +1,7 @@
-"""Fixtures of the hostile suite: real servers, one set per test module."""
+"""Fixtures of the hostile suite: real servers, one for the modules that keep the default
+settings and one for each module that needs others."""
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -27,9 +29,9 @@ def issuer() -> Iterator[LocalIssuer]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def launch(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Iterator[Launcher]:
-    """Start a server with the given settings; every one is stopped when the module ends."""
+@contextlib.contextmanager
+def launcher(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Iterator[Launcher]:
+    """Start a server with the given settings; every one is stopped on leaving."""
     started: list[Server] = []
 
     def start(**env: str) -> Server:
@@ -37,15 +39,27 @@ def launch(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Ite
         started.append(server)
         return server
 
-    yield start
-    for server in started:
-        server.close()
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.close()
 
 
 @pytest.fixture(scope="module")
-def slot(launch: Launcher) -> Slot:
-    """The module's server, restarted when a test left it broken (modules override the settings)."""
-    return Slot(launch, MCP_CALL_TIMEOUT="5")
+def launch(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Iterator[Launcher]:
+    """Start a server with the given settings; every one is stopped when the module ends."""
+    with launcher(tmp_path_factory, issuer) as start:
+        yield start
+
+
+@pytest.fixture(scope="session")
+def slot(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Iterator[Slot]:
+    """The server of the modules that keep the default settings, one for all of them in a
+    worker (a test that leaves it broken gets it restarted); a module that needs other
+    settings overrides this with a server of its own."""
+    with launcher(tmp_path_factory, issuer) as start:
+        yield Slot(start, MCP_CALL_TIMEOUT="5")
 
 
 @pytest.fixture

@@ -47,6 +47,13 @@ PROVES = {
         "service, on the first Python only), `check` by "
         "console script and by `python -m`, `schema` typed"
     ),
+    # Run by default in place of the cells of service it runs side by side (DEFAULT below).
+    "later_pythons": (
+        "the cells of `service` after the first Python's, side by side, each in a nox "
+        "process of its own, in the time of the longer: their renders, syncs and lint use "
+        "one core each, and their suites wait on the servers they start; each is a row of "
+        'the table, and `nox -s "service(<cell>)"` runs one alone'
+    ),
     "names": (
         "each other awkward name (`NAME_CELLS`, each on its Python), three at a time "
         "(`nox -s names -- q long` runs some): recorded answers; a task toolset named "
@@ -114,13 +121,20 @@ PROVES = {
 
 
 # The sessions of a plain `nox`, in order: `served` runs `clients` and `hostile` beside
-# each other (SIDE_BY_SIDE). (`template_tests` beside `update` took longer than one after
-# the other: they wait on copier, git and uv's cache, not on a core.)
-SIDE_BY_SIDE = {"served": ("clients", "hostile")}
+# each other, and `later_pythons` the cells of `service` after the first (SIDE_BY_SIDE).
+# (`template_tests` beside `update` took longer than one after the other: they wait on
+# copier, git and uv's cache, not on a core.)
+SIDE_BY_SIDE = {
+    "served": ("clients", "hostile"),
+    "later_pythons": tuple(f"service({cell.id})" for cell in WHOLE_SUITE_CELLS[1:]),
+}
 DEFAULT = [
-    session
+    name
     for session in PROVES
-    if not any(session in together for together in SIDE_BY_SIDE.values())
+    for name in (
+        [f"service({cell.id})" for cell in WHOLE_SUITE_CELLS] if session == "service" else [session]
+    )
+    if not any(name in together for together in SIDE_BY_SIDE.values())
 ]
 
 

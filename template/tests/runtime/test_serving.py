@@ -665,6 +665,32 @@ def test_serve_exits_0_on_sigterm() -> None:
     assert log.count("startup gate: the ") == 1, log
 
 
+def test_a_request_on_a_connection_opened_before_shutdown_is_answered_not_dropped() -> None:
+    """A client that connected before the listener closed and sends its request after
+    (its request on the way as the server shuts down) is answered, 503 while the service
+    drains, and its connection then closed: not closed without an answer, which its client
+    cannot tell from a call that was lost."""
+    with run_server(SERVE) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_SECONDS) as early:
+            time.sleep(0.2)  # accepted, its request not sent yet
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.3)  # nothing to drain: the listener closes, the connections are shut
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hello"}}
+            ).encode()
+            head = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{server.port}"]
+            head += [f"{name}: {value}" for name, value in HEADERS.items()]
+            head += [f"content-length: {len(body)}", "", ""]
+            early.sendall("\r\n".join(head).encode() + body)
+            answer = b""
+            while chunk := early.recv(65536):
+                answer += chunk
+        status = server.process.wait(timeout=WAIT_SECONDS)
+    assert answer.startswith(b"HTTP/1.1 503 "), answer
+    assert b"\r\nconnection: close\r\n" in answer.lower(), answer
+    assert status == 0
+
+
 def test_readiness_is_busy_while_every_tool_thread_is_taken(tmp_path: Path) -> None:
     with slow_service(tmp_path, MCP_TOOL_THREADS="1") as server:
         calls = HeldCalls(server, tmp_path, ["hold_thread"])

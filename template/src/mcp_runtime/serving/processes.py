@@ -68,6 +68,8 @@ CUT_SHORT_SECONDS = 3.0
 """After the grace: how long the calls cut short have to send their answers."""
 CLOSE_SECONDS = 3
 """Then: how long the responses still being written have to finish."""
+SHUTDOWN_HEAD_SECONDS = 1.0
+"""How long a connection accepted just before shutdown has left to send its request head."""
 
 
 def serve(settings: ServiceSettings, app: AppFactory, *, reload: Sequence[Path] = ()) -> None:
@@ -228,6 +230,12 @@ class HeadTimeoutProtocol(H11Protocol):
     The head must arrive whole within ``read_timeout`` seconds of the connection
     opening, or of its first byte on a kept-alive connection (uvicorn's own keep-alive
     timeout covers the idle time between requests).
+
+    At shutdown, a connection whose first request has not arrived whole (accepted just
+    before the listener closed, its request perhaps already sent) is not closed at once,
+    as uvicorn closes it, leaving its client without an answer while another worker may
+    still listen: it has :data:`SHUTDOWN_HEAD_SECONDS` more for its head, is answered
+    (503, the service draining) and closed.
     """
 
     def __init__(
@@ -241,6 +249,7 @@ class HeadTimeoutProtocol(H11Protocol):
         assert isinstance(config, ServingConfig), "serve with a ServingConfig"
         self.read_timeout = config.read_timeout
         self.head_timer: asyncio.TimerHandle | None = None
+        self.closing_after_answer = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -256,6 +265,21 @@ class HeadTimeoutProtocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_timer()
         super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.closing_after_answer and self.cycle is not None:
+            self.cycle.keep_alive = False  # the one request of a connection met at shutdown
+
+    def shutdown(self) -> None:
+        if self.cycle is None and not self.transport.is_closing():
+            self.closing_after_answer = True
+            self._stop_head_timer()
+            self.head_timer = self.loop.call_later(
+                min(self.read_timeout, SHUTDOWN_HEAD_SECONDS), self._head_too_slow
+            )
+            return
+        super().shutdown()
 
     def _start_head_timer(self) -> None:
         self.head_timer = self.loop.call_later(self.read_timeout, self._head_too_slow)
