@@ -64,5 +64,5 @@ def slot(tmp_path_factory: pytest.TempPathFactory, issuer: LocalIssuer) -> Itera
 
 @pytest.fixture
 def server(slot: Slot) -> Server:
-    """The module's server, healthy."""
+    """The server of the test's module (the shared one, or the module's own), healthy."""
     return slot.healthy()

@@ -330,7 +330,8 @@ def raw_connection(server: Server) -> socket.socket:
 
 
 class Slot:
-    """A module's server: the same process test after test, restarted when one broke it.
+    """A server of given settings: the same process test after test (of a module, or of
+    every module of the default settings), restarted when one broke it.
 
     A test that leaves the server dead or unable to answer fails on its own; the
     next test gets a fresh server rather than failing for the same reason.

@@ -14,6 +14,7 @@ task whose process stops is test_durable_tasks.py's.
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from mcp_runtime.tasks.engine import KEY_VALUE_CHECKS
 from mcp_runtime.testing import LocalIssuer, RunningServer, free_port, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
@@ -215,6 +217,28 @@ def test_a_call_that_does_not_opt_in_runs_inline_or_is_refused(service: RunningS
     assert plain_2025["structuredContent"] == {"message": "ok west", "data": "west"}
 
 
+@pytest.mark.parametrize(
+    ("given", "checking"), [(None, "False"), ("false", "True")], ids=["by default", "asked for"]
+)
+def test_the_task_stores_library_checks_its_own_calls_only_when_asked(
+    given: str | None, checking: str
+) -> None:
+    """Docket's key-value store checks the types of Docket's calls into it at run time
+    (py-key-value's beartype checks) only when ``PY_KEY_VALUE_DISABLE_BEARTYPE=false``
+    asks for it: the engine imports Docket with them off."""
+    code = (
+        "from mcp_runtime.tasks.engine import import_docket; import_docket(); "
+        "import key_value.aio; print(not key_value.aio.disable_beartype)"
+    )
+    env = {key: value for key, value in os.environ.items() if key != KEY_VALUE_CHECKS}
+    if given is not None:
+        env[KEY_VALUE_CHECKS] = given
+    imported = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert imported.stdout == f"{checking}\n"
+
+
 def test_the_extension_is_advertised_in_each_era(service: RunningServer) -> None:
     discovered = modern(service, "server/discover", {})["result"]["capabilities"]
     assert discovered["extensions"] == {EXTENSION: {}}
@@ -337,7 +361,8 @@ def test_malformed_task_params_are_named_and_create_no_task(
             "Invalid params of tasks/cancel: `taskId` is required",
         )
     time.sleep(0.2)
-    assert not list(folder.glob("started-b*"))  # no task was created, nor the tool run
+    started = [name for name in ("b1", "b2", "b3") if (folder / f"started-{name}").exists()]
+    assert started == []  # no task was created, nor the tool run
 
 
 def test_a_task_reads_the_headers_its_tool_declares_and_no_other(

@@ -33,6 +33,7 @@ import contextlib
 import functools
 import importlib
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -107,6 +108,20 @@ AT_THE_CAP = (
     "(MCP_MAX_TASKS_PER_CALLER): wait for one to end, or cancel one with tasks/cancel, then "
     "call again."
 )
+
+
+KEY_VALUE_CHECKS = "PY_KEY_VALUE_DISABLE_BEARTYPE"
+"""The switch of the run-time type checks Docket's key-value store (py-key-value) makes
+of the calls into it."""
+
+
+def import_docket() -> None:
+    """Import Docket, with its key-value store's run-time type checks off unless
+    ``PY_KEY_VALUE_DISABLE_BEARTYPE`` says otherwise: they check Docket's own calls, never a
+    service's code, and cost each process a tenth of a second at the store's opening and
+    a little on each store call."""
+    os.environ.setdefault(KEY_VALUE_CHECKS, "true")
+    importlib.import_module("docket")
 
 
 def status_of(state: "ExecutionState") -> Status:
@@ -262,7 +277,7 @@ class TaskEngine(TaskRuns):
         leases: asyncio.Task[None] | None = None
         try:
             # Docket's import (a fifth of the runtime's) off the event loop: requests go on.
-            await asyncio.to_thread(importlib.import_module, "docket")
+            await asyncio.to_thread(import_docket)
             async with contextlib.AsyncExitStack() as stack:
                 docket = await stack.enter_async_context(self._new_docket())
                 docket.register(self._task())
