@@ -518,11 +518,10 @@ class TaskEngine(TaskRuns):
         unknown."""
         delay = 0.02
         while True:
-            record = await self.get(owner, task_id)
-            if record is None:
-                return None
-            if record.terminal:
-                return await self.get(owner, task_id, result=True)
+            # A working task has no result yet: reading it with its result reads it once.
+            record = await self.get(owner, task_id, result=True)
+            if record is None or record.terminal:
+                return record
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval)
 
