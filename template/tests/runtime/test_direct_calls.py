@@ -20,7 +20,12 @@ from typing import Any
 
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp_types.methods import serialize_server_result
 
+from mcp_runtime.sdk.direct import text_result
 from mcp_runtime.testing import LocalIssuer, RunningServer, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
@@ -87,7 +92,10 @@ def call(
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": body}
 
 
-HEADERS = {
+Headers = dict[str, str | list[str] | None]
+"""Headers over :data:`HEADERS`: None drops one, a list sends each value on a line of its own."""
+
+HEADERS: Headers = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
     "mcp-protocol-version": MODERN,
@@ -96,7 +104,7 @@ HEADERS = {
 }
 
 # (what, body, headers over HEADERS (None drops one), answered directly)
-CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
+CASES: list[tuple[str, object, Headers, bool]] = [
     ("a result", call({"kind": "ok", "text": "Ada"}), {}, True),
     ("a result, non-ASCII", call({"kind": "ok", "text": "Zoë ✓ 𝄞"}), {}, True),
     ("a string id", call({"kind": "ok"}, request_id="a-1"), {}, True),
@@ -136,6 +144,15 @@ CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
     ("Mcp-Name wrong", call({"kind": "ok"}), {"mcp-name": "other"}, False),
     ("Mcp-Name missing", call({"kind": "ok"}), {"mcp-name": None}, False),
     ("Mcp-Method wrong", call({"kind": "ok"}), {"mcp-method": "tools/list"}, False),
+    ("Mcp-Name twice", call({"kind": "ok"}), {"mcp-name": ["answer", "answer"]}, False),
+    ("Mcp-Method twice", call({"kind": "ok"}), {"mcp-method": ["tools/call"] * 2}, False),
+    (
+        "MCP-Protocol-Version twice",
+        call({"kind": "ok"}),
+        {"mcp-protocol-version": [MODERN] * 2},
+        False,
+    ),
+    ("another header twice", call({"kind": "ok"}), {"x-trace": ["a", "b"]}, True),
     (
         "no capabilities",
         call({"kind": "ok"}, meta={"io.modelcontextprotocol/protocolVersion": MODERN}),
@@ -170,12 +187,12 @@ def legacy_call(arguments: object, *, request_id: object = 1, **params: object) 
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": body}
 
 
-LEGACY_HEADERS: dict[str, str | None] = {
+LEGACY_HEADERS: Headers = {
     "mcp-protocol-version": "2025-11-25",
     "mcp-method": None,
     "mcp-name": None,
 }
-LEGACY_CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
+LEGACY_CASES: list[tuple[str, object, Headers, bool]] = [
     ("a result", legacy_call({"kind": "ok", "text": "Ada"}), {}, True),
     (
         "a result, no revision header",
@@ -235,8 +252,12 @@ LEGACY_CASES: list[tuple[str, object, dict[str, str | None], bool]] = [
 ]
 
 
-def send(server: RunningServer, body: object, headers: dict[str, str | None]) -> httpx2.Response:
-    sent = {key: value for key, value in (HEADERS | headers).items() if value is not None}
+def send(server: RunningServer, body: object, headers: Headers) -> httpx2.Response:
+    sent = [
+        (name, value)
+        for name, values in (HEADERS | headers).items()
+        for value in ([values] if isinstance(values, str) else values or [])
+    ]
     return httpx2.post(server.url, content=json.dumps(body), headers=sent, timeout=30)
 
 
@@ -247,7 +268,7 @@ def test_the_direct_answer_of_a_2025_call_is_the_sdks(
     servers: tuple[RunningServer, RunningServer],
     what: str,
     body: object,
-    headers: dict[str, str | None],
+    headers: Headers,
     direct: bool,
 ) -> None:
     test_the_direct_answer_is_the_sdks(servers, what, body, LEGACY_HEADERS | headers, direct)
@@ -258,7 +279,7 @@ def test_the_direct_answer_is_the_sdks(
     servers: tuple[RunningServer, RunningServer],
     what: str,
     body: object,
-    headers: dict[str, str | None],
+    headers: Headers,
     direct: bool,
 ) -> None:
     direct_server, through_sdk = servers
@@ -293,7 +314,7 @@ def test_under_oauth_the_direct_answer_is_the_sdks_and_knows_its_caller(
 ) -> None:
     issuer, direct_server, through_sdk = oauth_servers
     token = issuer.token(subject="ada", audience=RESOURCE, scopes=scopes, expires_in=600)
-    headers: dict[str, str | None] = {"authorization": f"Bearer {token}"}
+    headers: Headers = {"authorization": f"Bearer {token}"}
     body = call({"kind": "caller"})
     if era != MODERN:
         headers |= LEGACY_HEADERS
@@ -307,3 +328,48 @@ def test_under_oauth_the_direct_answer_is_the_sdks_and_knows_its_caller(
     assert answered.headers.get("www-authenticate") == expected.headers.get("www-authenticate")
     if direct:
         assert answered.json()["result"]["structuredContent"]["message"] == "caller ada"
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(), min_size=1, max_size=3),
+    structured=st.none() | st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=5),
+    is_error=st.booleans(),
+)
+def test_a_text_result_is_written_as_the_sdks_serialization_writes_it(
+    texts: list[str], structured: dict[str, Any] | None, is_error: bool
+) -> None:
+    """The direct path writes a result of text blocks and JSON values without the SDK's
+    check of it: member for member, in the same order, what that check returns."""
+    blocks = [TextContent(type="text", text=text) for text in texts]
+    result = CallToolResult(content=blocks, structured_content=structured, is_error=is_error)
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    expected = serialize_server_result("tools/call", MODERN, dumped)
+    assert json.dumps(text_result(result)) == json.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        CallToolResult(content=[TextContent(type="text", text="x")], _meta={"k": 1}),
+        CallToolResult(content=[TextContent(type="text", text="x", _meta={})]),
+        CallToolResult(content=[TextContent(type="text", text="x", annotations={"priority": 1.0})]),
+        CallToolResult(content=[ImageContent(type="image", data="AA==", mimeType="image/png")]),
+    ],
+    ids=["a _meta", "a block's _meta", "annotations", "an image"],
+)
+def test_any_other_result_goes_through_the_sdks_serialization(result: CallToolResult) -> None:
+    assert text_result(result) is None

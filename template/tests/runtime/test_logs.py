@@ -23,7 +23,14 @@ import httpx2
 import pytest
 from starlette.requests import ClientDisconnect
 
-from mcp_runtime.observability.logs import REWRITES, RequestValuesFilter
+from mcp_runtime.observability.logs import (
+    CALLS,
+    REWRITES,
+    TEXT_FORMAT,
+    RequestValuesFilter,
+    TextFormatter,
+    log_call,
+)
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.testing import free_port
 
@@ -438,3 +445,42 @@ def test_the_docs_name_every_outcome_of_the_call_log() -> None:
     listed = bullet.split("the\n  outcome is", 1)[1].split("). Arguments", 1)[0]
     named = set(re.findall(r"`([a-z_]+)`", listed))
     assert named == {outcome.value for outcome in Outcome}
+
+
+def test_the_call_line_is_the_record_logger_info_would_make(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The call line's record is made without a walk of the stack: every field a handler
+    may write is the one ``CALLS.info`` would set, its place the function that logs it."""
+    with caplog.at_level(logging.INFO, logger=CALLS.name):
+        log_call("hello", Outcome.OK, 0.0123)
+        CALLS.info(
+            "tool=%s outcome=%s duration_ms=%s",
+            "hello",
+            Outcome.OK,
+            12.3,
+            extra={"tool": "hello", "outcome": Outcome.OK, "duration_ms": 12.3},
+        )
+    made, expected = caplog.records[-2:]
+    varying = {"created", "msecs", "relativeCreated", "lineno", "funcName", "pathname"}
+    varying |= {"filename", "module"}
+    assert {k: v for k, v in vars(made).items() if k not in varying} == {
+        k: v for k, v in vars(expected).items() if k not in varying
+    }
+    assert made.getMessage() == "tool=hello outcome=ok duration_ms=12.3"
+    assert (made.funcName, made.module, made.filename) == ("log_call", "logs", "logs.py")
+    assert made.pathname == log_call.__code__.co_filename
+    assert made.lineno == log_call.__code__.co_firstlineno
+
+
+@pytest.mark.parametrize(
+    "created", [1_700_000_000.0, 1_700_000_000.999_999, 1_700_000_001.000_5, 1_700_003_600.25]
+)
+def test_the_text_lines_are_logging_s_own(created: float) -> None:
+    """The text formatter writes each second's date once, and every line as
+    :class:`logging.Formatter` writes it, across seconds, forward and back."""
+    ours, theirs = TextFormatter(), logging.Formatter(TEXT_FORMAT)
+    for moment in (created, created + 0.5, created + 1, created, created - 3600):
+        record = logging.LogRecord("mcp_runtime.calls", logging.INFO, "f", 1, "x", (), None)
+        record.created, record.msecs = moment, int((moment - int(moment)) * 1000) + 0.0
+        assert ours.format(record) == theirs.format(record)

@@ -15,7 +15,9 @@ logging is configured afterwards.
 
 import json
 import logging
+import os
 import sys
+import time
 from datetime import UTC, datetime
 
 import anyio
@@ -32,13 +34,16 @@ from mcp_runtime.sdk.log_rewrites import (
 __all__ = [
     "JsonFormatter",
     "RequestValuesFilter",
+    "TextFormatter",
     "configure_logging",
     "filter_library_logs",
     "log_call",
 ]
 
 CALLS = logging.getLogger("mcp_runtime.calls")
+CALL_LINE = "tool=%s outcome=%s duration_ms=%s"
 FIELDS = ("tool", "outcome", "duration_ms")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 # Per logger: the lines that would carry request values, and how each is rewritten. The
@@ -142,6 +147,25 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+class TextFormatter(logging.Formatter):
+    """The runtime's text lines (:data:`TEXT_FORMAT`): :class:`logging.Formatter`'s own,
+    the date and time of a second written once, not once a line."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+        self._second: tuple[int, str] = (-1, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        if datefmt is not None or self.default_msec_format is None:
+            return super().formatTime(record, datefmt)
+        second = int(record.created)
+        written, text = self._second  # one tuple: read whole by any thread
+        if written != second:
+            text = time.strftime(self.default_time_format, self.converter(record.created))
+            self._second = (second, text)
+        return self.default_msec_format % (text, record.msecs)
+
+
 def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     """Libraries log warnings only; the runtime logs at ``level``; all to stderr."""
     filter_library_logs()
@@ -149,7 +173,7 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
@@ -157,16 +181,23 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
 
 
 def log_call(tool: str, outcome: Outcome, seconds: float) -> None:
-    """The one line a tool call leaves: tool, outcome, duration."""
+    """The one line a tool call leaves: tool, outcome, duration.
+
+    The record is the one ``CALLS.info`` would make, its place (this function) named
+    without a walk of the stack for it on every call.
+    """
     if CALLS.isEnabledFor(logging.INFO):
         duration_ms = round(seconds * 1000, 2)
-        CALLS.info(
-            "tool=%s outcome=%s duration_ms=%s",
-            tool,
-            outcome,
-            duration_ms,
-            extra={"tool": tool, "outcome": outcome, "duration_ms": duration_ms},
+        fields = {"tool": tool, "outcome": outcome, "duration_ms": duration_ms}
+        args = (tool, outcome, duration_ms)
+        record = CALLS.makeRecord(
+            CALLS.name, logging.INFO, *_PLACE, CALL_LINE, args, None, "log_call", fields
         )
+        CALLS.handle(record)
+
+
+# Where the call line is written, as ``Logger.findCaller`` names a line's place.
+_PLACE = (os.path.normcase(log_call.__code__.co_filename), log_call.__code__.co_firstlineno)
 
 
 filter_library_logs()

@@ -24,6 +24,9 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
     X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
@@ -54,6 +57,11 @@ logger = logging.getLogger(__name__)
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
+COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(..., separators=(",", ":"))
+# The headers the SDK's classification of a 2026-07-28 request reads (and refuses twice).
+ROUTING_HEADERS = frozenset(
+    name.encode() for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER)
+)
 
 Caller = Callable[[dict[str, Any], Any], Awaitable[CallToolResult]]
 """Runs one call of a tool: its arguments and the request's context, to its result."""
@@ -190,13 +198,19 @@ class DirectCalls:
             result = CallToolResult(
                 content=[TextContent(type="text", text=str(exc))], is_error=True
             )
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        try:
-            dumped = mcp_methods.serialize_server_result("tools/call", call.version, dumped)
-        except ValidationError:
-            logger.exception("a tool's result does not fit its revision's schema")
-            invalid = ErrorData(code=INTERNAL_ERROR, message="Handler returned an invalid result")
-            return _error(call, invalid)
+        shaped = text_result(result) if call.modern else None
+        if shaped is not None:
+            dumped = shaped
+        else:
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            try:
+                dumped = mcp_methods.serialize_server_result("tools/call", call.version, dumped)
+            except ValidationError:
+                logger.exception("a tool's result does not fit its revision's schema")
+                invalid = ErrorData(
+                    code=INTERNAL_ERROR, message="Handler returned an invalid result"
+                )
+                return _error(call, invalid)
         if not call.modern:
             body = {"jsonrpc": "2.0", "id": call.request_id, "result": dumped}
             return 200, pydantic_core.to_json(body)
@@ -208,7 +222,37 @@ class DirectCalls:
         elif isinstance(meta, dict) and meta.get(SERVER_INFO) is None:
             dumped["_meta"] = {**meta, SERVER_INFO: dict(self.stamp)}
         body = {"jsonrpc": "2.0", "id": call.request_id, "result": dumped}
-        return 200, json.dumps(body, separators=(",", ":")).encode()
+        return 200, COMPACT.encode(body).encode()
+
+
+def text_result(result: CallToolResult) -> dict[str, Any] | None:
+    """``result`` as the 2026-07-28 schema's serialization writes it, when it is made of
+    text blocks and JSON values only, as every result of the gate's tools is; None for
+    any other result.
+
+    That serialization checks such a result and changes nothing in it but the order of
+    its members (the schema's: by name), so this writes it in that order without the
+    check; ``tests/runtime/test_direct_calls.py`` holds the two alike.
+    """
+    if result.meta is not None or result.result_type is None:
+        return None
+    content = []
+    for block in result.content:
+        if (
+            type(block) is not TextContent
+            or block.annotations is not None
+            or block.meta is not None
+        ):
+            return None
+        content.append({"text": block.text, "type": "text"})
+    shaped: dict[str, Any] = {
+        "content": content,
+        "isError": result.is_error,
+        "resultType": result.result_type,
+    }
+    if result.structured_content is not None:
+        shaped["structuredContent"] = result.structured_content
+    return shaped
 
 
 def _names_json(request: Request) -> bool:
@@ -231,7 +275,11 @@ def _legacy_version(scope: Scope) -> str:
 def _modern_version(scope: Scope, message: dict[str, Any]) -> str | None:
     """The revision of a 2026-07-28 request, once its envelope and routing headers pass the
     SDK's classification; None when they do not."""
-    pairs = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+    pairs = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, value in scope["headers"]
+        if name.lower() in ROUTING_HEADERS  # the only ones it reads
+    ]
     if find_duplicated_routing_header(pairs) is not None:
         return None
     # Keyed by lowercase name, the first of each kept, as the SDK's mapping reads them.
@@ -251,6 +299,4 @@ def _error(call: DirectCall, error: ErrorData) -> tuple[int, bytes]:
         return 200, pydantic_core.to_json(body)
     data = error.model_dump(mode="json", by_alias=True, exclude_none=True)
     body = {"jsonrpc": "2.0", "id": call.request_id, "error": data}
-    return ERROR_CODE_HTTP_STATUS.get(error.code, 200), json.dumps(
-        body, separators=(",", ":")
-    ).encode()
+    return ERROR_CODE_HTTP_STATUS.get(error.code, 200), COMPACT.encode(body).encode()

@@ -21,7 +21,6 @@ import asyncio
 import json
 import re
 
-import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.sdk.http import accepts_sse
@@ -95,7 +94,7 @@ async def _cancelled_when_the_client_leaves(
     watch = LeaveWatch(await receive(), receive)
     timer = asyncio.get_running_loop().call_later(WATCH_AFTER, watch.start)
     try:
-        with watch.scope:
+        with watch:
             await app(scope, watch.receive, watch.sending(send))
     finally:
         timer.cancel()
@@ -104,29 +103,59 @@ async def _cancelled_when_the_client_leaves(
 
 class LeaveWatch:
     """Watches, once :meth:`start` is called, for the client of one request to leave
-    before its answer is sent, and then cancels :attr:`scope`.
+    before its answer is sent, and then cancels the task serving it, inside its ``with``
+    block.
 
-    Started only for a call still running after :data:`WATCH_AFTER` seconds: most calls
-    are answered sooner, and cost no watching task.
+    The cancellation is sent once, as :func:`asyncio.timeout` sends its own, and leaving
+    the block takes back that one only: a cancellation from anything else goes on as it
+    came. Started only for a call still running after :data:`WATCH_AFTER` seconds: most
+    calls are answered sooner, and cost no watching task.
     """
 
-    __slots__ = ("answered", "handed", "left", "scope", "task", "upstream")
+    __slots__ = (
+        "answered",
+        "cancelled",
+        "cancelling",
+        "gone",
+        "handed",
+        "left",
+        "served",
+        "task",
+        "upstream",
+    )
 
     def __init__(self, whole: Message, upstream: Receive) -> None:
         self.handed: list[Message] = [whole]
         self.upstream = upstream
-        self.left = anyio.Event()
-        self.scope = anyio.CancelScope()
+        self.left: asyncio.Event | None = None  # made once the app waits for the client
+        self.gone = False
         self.answered = False
+        self.cancelled = False
+        self.served: asyncio.Task[object] | None = None
+        self.cancelling = 0
         self.task: asyncio.Task[None] | None = None
+
+    def __enter__(self) -> "LeaveWatch":
+        self.served = asyncio.current_task()
+        if self.served is not None:
+            self.cancelling = self.served.cancelling()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
+        served, self.served = self.served, None
+        if not self.cancelled or served is None:
+            return False
+        return served.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError
 
     async def receive(self) -> Message:
         """The app's ``receive``: the whole body, then a disconnect once the client left."""
         if self.handed:
             return self.handed.pop()
-        if self.task is None:
-            self.start()
-        await self.left.wait()
+        self.start()
+        if not self.gone:
+            if self.left is None:
+                self.left = asyncio.Event()
+            await self.left.wait()
         return {"type": "http.disconnect"}
 
     def sending(self, send: Send) -> Send:
@@ -150,9 +179,12 @@ class LeaveWatch:
     async def _watch(self) -> None:
         while (await self.upstream())["type"] != "http.disconnect":
             pass
-        self.left.set()
-        if not self.answered:
-            self.scope.cancel()
+        self.gone = True
+        if self.left is not None:
+            self.left.set()
+        if not self.answered and self.served is not None and not self.cancelled:
+            self.cancelled = True
+            self.served.cancel()
 
 
 class SseDeferral:

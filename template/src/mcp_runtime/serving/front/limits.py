@@ -1,8 +1,8 @@
 """The body of a POST: whole, within its size and time limits, and UTF-8."""
 
+import asyncio
 import logging
 
-import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.serving.front.answers import (
@@ -49,10 +49,10 @@ class BodyLimits:
         size = 0
         more = True
         while more:
-            message: Message | None = None
-            with anyio.move_on_after(self.read_timeout):
-                message = await receive()
-            if message is None:
+            try:
+                async with asyncio.timeout(self.read_timeout):
+                    message = await receive()
+            except TimeoutError:
                 error = (
                     "Request timeout: the request body stopped arriving; the limit is "
                     f"{self.read_timeout:g} seconds between its parts"
