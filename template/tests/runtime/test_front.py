@@ -12,6 +12,8 @@ from typing import Any
 import httpx2
 import pytest
 from langchain_core.tools import tool
+from mcp.server.streamable_http import check_accept_headers
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime import ToolResult
@@ -19,6 +21,7 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.in_flight import RunningCall
 from mcp_runtime.execution.state import ServiceState
+from mcp_runtime.sdk.http import ACCEPTS_KEPT, accepts_json, accepts_sse
 from mcp_runtime.serving.front.answer_form import AnswerForm, SseDeferral, streams
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
@@ -576,3 +579,28 @@ def test_the_front_lists_its_parts_in_the_order_a_request_meets_them() -> None:
         AnswerForm,
         DirectAnswers,
     ]
+
+
+ACCEPTS = [
+    None,
+    "application/json, text/event-stream",
+    "application/json",
+    "text/event-stream",
+    "*/*",
+    "application/*;q=0.5, text/*",
+    " Application/JSON ; q=1",
+    "text/html",
+    "",
+]
+
+
+def test_the_accept_header_is_read_as_the_sdk_reads_it_however_often() -> None:
+    """Each Accept header is read as the SDK's own check reads it, on its first and its
+    later requests, past the number of readings kept, and only its first header counts."""
+    values = ACCEPTS + [f"application/x-{number}" for number in range(2 * ACCEPTS_KEPT)]
+    for _ in range(2):
+        for value in values:
+            headers = [] if value is None else [(b"accept", value.encode())]
+            scope = {"type": "http", "headers": [*headers, (b"accept", b"*/*")]}
+            expected = check_accept_headers(Request(scope))
+            assert (accepts_json(scope), accepts_sse(scope)) == expected, value

@@ -17,9 +17,7 @@ import mimetypes
 import re
 import secrets
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
@@ -99,15 +97,22 @@ class StagedData:
 _staged: ContextVar[list[StagedData] | None] = ContextVar("mcp_runtime_staged_data", default=None)
 
 
-@contextmanager
-def staging_data() -> Iterator[list[StagedData]]:
+class staging_data:  # noqa: N801 (a context manager, named as the function it was)
     """The data the tool called inside the block keeps, in the order it kept it."""
-    staged: list[StagedData] = []
-    token = _staged.set(staged)
-    try:
-        yield staged
-    finally:
-        _staged.reset(token)
+
+    __slots__ = ("staged", "token")
+
+    def __init__(self) -> None:
+        self.staged: list[StagedData] = []
+        self.token: Token[list[StagedData] | None] | None = None
+
+    def __enter__(self) -> list[StagedData]:
+        self.token = _staged.set(self.staged)
+        return self.staged
+
+    def __exit__(self, *_: object) -> None:
+        if self.token is not None:
+            _staged.reset(self.token)
 
 
 def keep_data(content: bytes | str, *, name: str, media_type: str | None = None) -> DataLink:

@@ -8,9 +8,8 @@ runtime answers directly, a task's run), the runtime builds a :class:`BuiltReque
 with the same fields.
 """
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,19 +54,27 @@ class BuiltContext:
     request_context: BuiltRequest
 
 
-@contextmanager
-def serving(context: Any) -> Iterator[None]:
+class serving:  # noqa: N801 (a context manager, named as the function it was)
     """Within the block, the request ``context`` (the SDK's tool context, a
     :class:`BuiltContext`, or None) serves."""
-    try:
-        request = None if context is None else context.request_context
-    except ValueError:  # a tool context outside a request
-        request = None
-    token = _request.set(request)
-    try:
-        yield
-    finally:
-        _request.reset(token)
+
+    __slots__ = ("context", "token")
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self.token: Token[Any] | None = None
+
+    def __enter__(self) -> None:
+        context = self.context
+        try:
+            request = None if context is None else context.request_context
+        except ValueError:  # a tool context outside a request
+            request = None
+        self.token = _request.set(request)
+
+    def __exit__(self, *_: object) -> None:
+        if self.token is not None:
+            _request.reset(self.token)
 
 
 def request_headers() -> Mapping[str, str] | None:

@@ -57,6 +57,11 @@ logger = logging.getLogger(__name__)
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
+CONTENT_TYPE = b"content-type"
+KEPT_VERDICTS = 64  # the verdicts on distinct Content-Types kept (most clients send one)
+ENVELOPE_MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
+PARAMS_MEMBERS = frozenset({"name", "arguments", "_meta"})
+ID_TYPES = (str, int)
 COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(..., separators=(",", ":"))
 # The headers the SDK's classification of a 2026-07-28 request reads (and refuses twice).
 ROUTING_HEADERS = frozenset(
@@ -128,6 +133,10 @@ class DirectCalls:
             # Host and Origin refused by the SDK's rules already: its Content-Type check stays.
             security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.security = TransportSecurityMiddleware(security)
+        # Without its Host and Origin check, the SDK's check reads the Content-Type alone:
+        # its verdict is kept for each distinct one.
+        self.types_only = not self.security.settings.enable_dns_rebinding_protection
+        self.types: dict[bytes | None, bool] = {}
         self.stamp = server_info_stamp(server)
 
     async def take(
@@ -146,30 +155,29 @@ class DirectCalls:
             access is None or any(need not in access.scopes for need in self.required_scopes)
         ):
             return None
-        if (
-            message.keys() - {"jsonrpc", "id", "method", "params"}
-            or message.get("jsonrpc") != "2.0"
-        ):
+        if not message.keys() <= ENVELOPE_MEMBERS or message.get("jsonrpc") != "2.0":
             return None
         request_id, params = message.get("id"), message.get("params")
-        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        if isinstance(request_id, bool) or not isinstance(request_id, ID_TYPES):
             return None
-        if not isinstance(params, dict) or params.keys() - {"name", "arguments", "_meta"}:
+        if not isinstance(params, dict) or not params.keys() <= PARAMS_MEMBERS:
             return None
-        if any(not isinstance(part, self.passed_by) for part in self.server.middleware):
-            return None  # the server's own middleware runs in the SDK's path
+        for part in self.server.middleware:
+            if not isinstance(part, self.passed_by):
+                return None  # the server's own middleware runs in the SDK's path
         call = self.callers.get(params.get("name"))  # type: ignore[arg-type]
         arguments = params.get("arguments", {})
         if call is None or not isinstance(arguments, dict):
             return None
         request = Request(scope)
-        if await self.security.validate_request(request, is_post=True) is not None:
+        content_type = _first_header(scope, CONTENT_TYPE)
+        if not await self._passes_security(request, content_type):
             return None
-        if not accepts_json(request):
+        if not accepts_json(scope):
             return None
         if modern:
             version = _modern_version(scope, message)
-        elif _names_json(request):
+        elif _names_json(content_type):
             version = _legacy_version(scope)
         else:
             return None
@@ -186,6 +194,19 @@ class DirectCalls:
             set_request_user(scope, access)  # for the tool to read its caller
         context = BuiltContext(BuiltRequest(request, request_id, meta, version))
         return DirectCall(call, request_id, arguments, version, modern, context)
+
+    async def _passes_security(self, request: Request, content_type: bytes | None) -> bool:
+        """Whether the request passes the SDK's check of a POST's headers (its Content-Type,
+        and its Host and Origin unless the front has checked them)."""
+        if not self.types_only:
+            return await self.security.validate_request(request, is_post=True) is None
+        passes = self.types.get(content_type)
+        if passes is None:
+            passes = await self.security.validate_request(request, is_post=True) is None
+            if len(self.types) >= KEPT_VERDICTS:
+                self.types.clear()
+            self.types[content_type] = passes
+        return passes
 
     async def answer(self, call: DirectCall) -> tuple[int, bytes]:
         """Run ``call``; its HTTP status and JSON-RPC answer, as the SDK's would be."""
@@ -255,10 +276,19 @@ def text_result(result: CallToolResult) -> dict[str, Any] | None:
     return shaped
 
 
-def _names_json(request: Request) -> bool:
-    """Whether the request's Content-Type names JSON as the SDK's transport of the 2025
-    revisions reads it (stricter than its Host and Origin check's reading)."""
-    content_type = request.headers.get("content-type", "")
+def _first_header(scope: Scope, name: bytes) -> bytes | None:
+    """The value of the request's first header ``name`` (lowercase), as Starlette reads it
+    (by the name as the server wrote it: lowercase, as ASGI asks)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def _names_json(value: bytes | None) -> bool:
+    """Whether the request's Content-Type (``value``) names JSON as the SDK's transport of
+    the 2025 revisions reads it (stricter than its Host and Origin check's reading)."""
+    content_type = (value or b"").decode("latin-1")
     return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
 
 

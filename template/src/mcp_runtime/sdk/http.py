@@ -35,14 +35,33 @@ def handshake_era(scope: Scope) -> bool:
     return True
 
 
+ACCEPT = b"accept"
+ACCEPTS_KEPT = 64  # the readings of distinct Accept headers kept (most clients send one)
+_accepts: dict[bytes | None, tuple[bool, bool]] = {}
+
+
+def _accepted(scope: Scope) -> tuple[bool, bool]:
+    """Whether the request accepts one JSON body, and an SSE stream, as the SDK reads its
+    Accept header (the first, by its name as the server wrote it, as Starlette finds it):
+    read once for each distinct header, the SDK's reading depending on its value alone."""
+    value = next((bytes(v) for name, v in scope.get("headers", ()) if name == ACCEPT), None)
+    accepted = _accepts.get(value)
+    if accepted is None:
+        accepted = check_accept_headers(Request(scope))
+        if len(_accepts) >= ACCEPTS_KEPT:
+            _accepts.clear()
+        _accepts[value] = accepted
+    return accepted
+
+
 def accepts_sse(scope: Scope) -> bool:
     """Whether the request accepts an SSE stream, as the SDK reads its Accept header."""
-    return check_accept_headers(Request(scope))[1]
+    return _accepted(scope)[1]
 
 
-def accepts_json(request: Request) -> bool:
+def accepts_json(scope: Scope) -> bool:
     """Whether the request accepts one JSON body, as the SDK reads its Accept header."""
-    return check_accept_headers(request)[0]
+    return _accepted(scope)[0]
 
 
 @dataclass(frozen=True)
