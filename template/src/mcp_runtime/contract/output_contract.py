@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 # JSON has no NaN or infinity: refuse them rather than send a null the schema forbids.
 PAYLOAD_CONFIG = ConfigDict(allow_inf_nan=False, ser_json_inf_nan="constants")
 DEFAULT_MAX_DEPTH = 64
+# A result's text block: json.dumps(payload, ensure_ascii=False, allow_nan=False).
+RESULT_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 class SchemaUnavailableError(Exception):
@@ -121,7 +123,7 @@ class OutputContract:
                 f"the result is nested deeper than {max_depth} levels of objects and arrays"
             )
         try:
-            text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+            text = RESULT_TEXT.encode(payload)
             text.encode("utf-8")
         except (ValueError, TypeError, RecursionError) as exc:  # UnicodeEncodeError included
             return self._violation(self._unserializable(payload, exc))

@@ -44,6 +44,7 @@ CALLS = logging.getLogger("mcp_runtime.calls")
 CALL_LINE = "tool=%s outcome=%s duration_ms=%s"
 FIELDS = ("tool", "outcome", "duration_ms")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+JSON_LINE = json.JSONEncoder(ensure_ascii=False)  # json.dumps(line, ensure_ascii=False)
 
 
 # Per logger: the lines that would carry request values, and how each is rewritten. The
@@ -144,7 +145,7 @@ class JsonFormatter(logging.Formatter):
         line |= {field: getattr(record, field) for field in FIELDS if hasattr(record, field)}
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
+        return JSON_LINE.encode(line)
 
 
 class TextFormatter(logging.Formatter):
