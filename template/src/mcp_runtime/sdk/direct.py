@@ -48,7 +48,7 @@ from starlette.types import Scope
 
 from mcp_runtime.sdk.bearer import AccessToken, set_request_user
 from mcp_runtime.sdk.context import BuiltContext, BuiltRequest
-from mcp_runtime.sdk.http import accepts_json
+from mcp_runtime.sdk.http import accepts_json, first_header
 from mcp_runtime.sdk.server import server_info_stamp
 
 __all__ = ["DirectCall", "DirectCalls"]
@@ -170,7 +170,7 @@ class DirectCalls:
         if call is None or not isinstance(arguments, dict):
             return None
         request = Request(scope)
-        content_type = _first_header(scope, CONTENT_TYPE)
+        content_type = first_header(scope, CONTENT_TYPE)
         if not await self._passes_security(request, content_type):
             return None
         if not accepts_json(scope):
@@ -276,15 +276,6 @@ def text_result(result: CallToolResult) -> dict[str, Any] | None:
     return shaped
 
 
-def _first_header(scope: Scope, name: bytes) -> bytes | None:
-    """The value of the request's first header ``name`` (lowercase), as Starlette reads it
-    (by the name as the server wrote it: lowercase, as ASGI asks)."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
-
-
 def _names_json(value: bytes | None) -> bool:
     """Whether the request's Content-Type (``value``) names JSON as the SDK's transport of
     the 2025 revisions reads it (stricter than its Host and Origin check's reading)."""
@@ -295,11 +286,8 @@ def _names_json(value: bytes | None) -> bool:
 def _legacy_version(scope: Scope) -> str:
     """The revision the SDK serves a stateless request of the 2025 revisions in: its
     ``MCP-Protocol-Version`` header (the first), else the spec's default."""
-    for name, value in scope["headers"]:
-        if name == PROTOCOL_VERSION_HEADER:
-            version: str = value.decode("latin-1")
-            return version
-    return DEFAULT_NEGOTIATED_VERSION
+    version = first_header(scope, PROTOCOL_VERSION_HEADER)
+    return DEFAULT_NEGOTIATED_VERSION if version is None else version.decode("latin-1")
 
 
 def _modern_version(scope: Scope, message: dict[str, Any]) -> str | None:

@@ -21,6 +21,7 @@ __all__ = [
     "accepts_json",
     "accepts_sse",
     "answer_apps",
+    "first_header",
     "handshake_era",
 ]
 
@@ -35,6 +36,15 @@ def handshake_era(scope: Scope) -> bool:
     return True
 
 
+def first_header(scope: Scope, name: bytes) -> bytes | None:
+    """The value of the request's first header ``name`` (lowercase) as Starlette finds it:
+    by the name as the server wrote it (lowercase, as ASGI asks); None without one."""
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value)
+    return None
+
+
 ACCEPT = b"accept"
 ACCEPTS_KEPT = 64  # the readings of distinct Accept headers kept (most clients send one)
 _accepts: dict[bytes | None, tuple[bool, bool]] = {}
@@ -44,7 +54,7 @@ def _accepted(scope: Scope) -> tuple[bool, bool]:
     """Whether the request accepts one JSON body, and an SSE stream, as the SDK reads its
     Accept header (the first, by its name as the server wrote it, as Starlette finds it):
     read once for each distinct header, the SDK's reading depending on its value alone."""
-    value = next((bytes(v) for name, v in scope.get("headers", ()) if name == ACCEPT), None)
+    value = first_header(scope, ACCEPT)
     accepted = _accepts.get(value)
     if accepted is None:
         accepted = check_accept_headers(Request(scope))
