@@ -7,6 +7,7 @@ the whole stack, in front of the SDK's app, is what the HTTP tests serve
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import httpx2
@@ -21,13 +22,19 @@ from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.execution.in_flight import RunningCall
 from mcp_runtime.execution.state import ServiceState
-from mcp_runtime.sdk.http import ACCEPTS_KEPT, accepts_json, accepts_sse
+from mcp_runtime.sdk.http import (
+    ACCEPTS_KEPT,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+    accepts_json,
+    accepts_sse,
+)
 from mcp_runtime.serving.front.answer_form import AnswerForm, SseDeferral, streams
 from mcp_runtime.serving.front.authentication import Authentication
 from mcp_runtime.serving.front.cancels import CancelMatching
 from mcp_runtime.serving.front.direct_calls import DirectAnswers
 from mcp_runtime.serving.front.drain import Drain
-from mcp_runtime.serving.front.hosts import HostCheck
+from mcp_runtime.serving.front.hosts import ADMITTED_KEPT, HostCheck
 from mcp_runtime.serving.front.json_rpc import JsonRpcChecks
 from mcp_runtime.serving.front.limits import BodyLimits
 from mcp_runtime.serving.front.methods import MethodPolicy
@@ -80,6 +87,23 @@ async def request(
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://service") as client:
         return await client.request(method, path, content=body, headers=headers)
+
+
+async def raw_status(app: ASGIApp, scope: Scope) -> int:
+    """The status ``app`` answers the request of ``scope`` (its headers as they are,
+    repeated names and all) with."""
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status = sent[0]["status"]
+    assert isinstance(status, int)
+    return status
 
 
 # --- Probes -----------------------------------------------------------------------------
@@ -604,3 +628,41 @@ def test_the_accept_header_is_read_as_the_sdk_reads_it_however_often() -> None:
             scope = {"type": "http", "headers": [*headers, (b"accept", b"*/*")]}
             expected = check_accept_headers(Request(scope))
             assert (accepts_json(scope), accepts_sse(scope)) == expected, value
+
+
+async def test_the_host_check_admits_and_refuses_as_the_sdk_does_however_often(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each Host and Origin pair is admitted or refused as the SDK's own check would, on
+    its first and later requests and past the pairs kept, by the first header of each
+    name; a refused pair is logged each time it comes."""
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "mcp.example.com"],
+        allowed_origins=["https://app.example.com", "http://127.0.0.1:*"],
+    )
+    sdk = TransportSecurityMiddleware(security)
+    pairs: list[list[tuple[bytes, bytes]]] = [
+        [(b"host", b"mcp.example.com")],
+        [(b"host", b"mcp.example.com"), (b"origin", b"https://app.example.com")],
+        [(b"host", b"mcp.example.com"), (b"origin", b"https://evil.example.com")],
+        [(b"host", b"evil.example.com")],
+        [(b"host", b"evil.example.com"), (b"host", b"mcp.example.com")],
+        [(b"host", b"mcp.example.com"), (b"host", b"evil.example.com")],
+        [(b"origin", b"https://app.example.com")],
+        [(b"host", b"127.0.0.1:1"), (b"origin", b"http://127.0.0.1:2")],
+        *([(b"host", f"127.0.0.1:{port}".encode())] for port in range(2 * ADMITTED_KEPT)),
+    ]
+    check = HostCheck(Downstream(), security=security, path=MCP_PATH)
+    for _ in range(2):
+        for headers in pairs:
+            scope = {"type": "http", "method": "GET", "path": MCP_PATH, "headers": headers}
+            refused = await sdk.validate_request(Request(scope), is_post=False)
+            expected = 200 if refused is None else refused.status_code
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="mcp_runtime"):
+                status = await raw_status(check, scope)
+            assert status == expected, headers
+            refusals = [r for r in caplog.records if r.getMessage().startswith("Refused")]
+            assert len(refusals) == (0 if refused is None else 1), headers
+    assert len(check.admitted) <= ADMITTED_KEPT

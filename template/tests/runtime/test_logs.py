@@ -5,6 +5,7 @@ tests its libraries (the MCP SDK, the SSE and HTTP servers) log at DEBUG too, wh
 ``configure_logging`` alone never does, so every line they could write is exercised.
 """
 
+import io
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -29,6 +31,7 @@ from mcp_runtime.observability.logs import (
     TEXT_FORMAT,
     RequestValuesFilter,
     TextFormatter,
+    configure_logging,
     log_call,
 )
 from mcp_runtime.observability.outcome import Outcome
@@ -484,3 +487,182 @@ def test_the_text_lines_are_logging_s_own(created: float) -> None:
         record = logging.LogRecord("mcp_runtime.calls", logging.INFO, "f", 1, "x", (), None)
         record.created, record.msecs = moment, int((moment - int(moment)) * 1000) + 0.0
         assert ours.format(record) == theirs.format(record)
+
+
+@contextmanager
+def configured(log_format: str) -> Iterator[io.StringIO]:
+    """Logging as :func:`configure_logging` sets it up at INFO, its stderr a buffer."""
+    stream = io.StringIO()
+    saved = sys.stderr
+    sys.stderr = stream
+    try:
+        configure_logging("INFO", log_format)
+    finally:
+        sys.stderr = saved
+    yield stream
+
+
+def call_lines() -> None:
+    """Call lines of awkward values: quotes, non-ASCII, a long duration."""
+    log_call("hello", Outcome.OK, 0.0123)
+    log_call('ünï"cödé\\', Outcome.TOOL_ERROR, 12.0)
+    log_call("slow", Outcome.TIMEOUT, 3600.000_5)
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+@pytest.mark.parametrize(
+    "now_ns",
+    [
+        1_700_000_000_000_000_000,
+        1_700_000_000_999_999_900,  # rounds up to the next second as a float
+        1_700_000_000_999_500_000,
+        1_700_000_001_000_400_000,
+        1_700_003_600_250_000_000,
+    ],
+)
+def test_a_call_line_written_directly_is_the_line_its_record_writes(
+    log_format: str, now_ns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where logging is as configure_logging left it, the call line is written without its
+    record, and is the line the record would have written, byte for byte, in either
+    format, at moments around a second's edges (the record's time as this Python's
+    ``LogRecord`` takes it)."""
+    monkeypatch.setattr(time, "time_ns", lambda: now_ns)
+    monkeypatch.setattr(time, "time", lambda: now_ns / 1e9)
+    made: list[logging.LogRecord] = []
+    making = logging.LogRecord.__init__
+
+    def counted(record: logging.LogRecord, *args: Any, **kwargs: Any) -> None:
+        made.append(record)
+        making(record, *args, **kwargs)
+
+    monkeypatch.setattr(logging.LogRecord, "__init__", counted)
+    with configured(log_format) as stream:
+        call_lines()
+        direct = stream.getvalue()
+        assert made == []  # the direct path: no record
+        stream.seek(0)
+        stream.truncate()
+        passing = logging.Filter()  # any filter on the logger turns the direct path off
+        CALLS.addFilter(passing)
+        try:
+            call_lines()
+        finally:
+            CALLS.removeFilter(passing)
+        assert len(made) == 3
+        assert stream.getvalue() == direct
+    assert direct.count("\n") == 3
+
+
+def _filtered(line: str) -> Callable[[], Callable[[], None]]:
+    def setup() -> Callable[[], None]:
+        def rewrite(record: logging.LogRecord) -> bool:
+            record.msg, record.args = line, ()
+            return True
+
+        CALLS.addFilter(rewrite)
+        return lambda: CALLS.removeFilter(rewrite)
+
+    return setup
+
+
+def _dropped() -> Callable[[], None]:
+    CALLS.addFilter(lambda record: False)
+    return lambda: CALLS.filters.clear()
+
+
+def _not_propagated() -> Callable[[], None]:
+    CALLS.propagate = False
+    return lambda: setattr(CALLS, "propagate", True)
+
+
+def _disabled() -> Callable[[], None]:
+    CALLS.disabled = True
+    return lambda: setattr(CALLS, "disabled", False)
+
+
+def _handler_level() -> Callable[[], None]:
+    logging.getLogger().handlers[0].setLevel(logging.WARNING)
+    return lambda: None  # the handler goes with the test's logging
+
+
+def _formatter() -> Callable[[], None]:
+    logging.getLogger().handlers[0].setFormatter(logging.Formatter("%(levelname)s|%(message)s"))
+    return lambda: None
+
+
+def _record_factory() -> Callable[[], None]:
+    making = logging.getLogRecordFactory()
+
+    def tagged(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = making(*args, **kwargs)
+        record.msg = f"tagged {record.msg}"
+        return record
+
+    logging.setLogRecordFactory(tagged)
+    return lambda: logging.setLogRecordFactory(making)
+
+
+def _patched_logger() -> Callable[[], None]:
+    calling = logging.Logger.callHandlers
+
+    def marked(self: logging.Logger, record: logging.LogRecord) -> None:
+        record.msg = f"marked {record.msg}"
+        calling(self, record)
+
+    logging.Logger.callHandlers = marked  # type: ignore[method-assign]
+    return lambda: setattr(logging.Logger, "callHandlers", calling)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (_filtered("rewritten"), "rewritten"),
+        (_dropped, None),
+        (_not_propagated, None),
+        (_disabled, None),
+        (_handler_level, None),
+        (_formatter, "INFO|tool=hello outcome=ok duration_ms=12.3"),
+        (_record_factory, "tagged tool=hello"),
+        (_patched_logger, "marked tool=hello"),
+    ],
+)
+def test_a_change_to_logging_turns_the_direct_call_line_off(
+    change: Callable[[], Callable[[], None]], expected: str | None
+) -> None:
+    """Whatever could see or change the call line's record (a filter, a logger that does
+    not propagate or is disabled, the handler's level or formatter, a record factory, a
+    replaced logging method) has the record made and handled as ``CALLS.info`` would."""
+    with configured("text") as stream:
+        undo = change()
+        try:
+            log_call("hello", Outcome.OK, 0.0123)
+        finally:
+            undo()
+    if expected is None:
+        assert stream.getvalue() == ""
+    else:
+        assert expected in stream.getvalue(), stream.getvalue()
+        assert stream.getvalue().count("\n") == 1
+
+
+@pytest.mark.parametrize("where", ["root", "mcp_runtime", "mcp_runtime.calls"])
+def test_another_handler_gets_the_call_line_s_record(where: str) -> None:
+    """A handler added anywhere on the call line's way (pytest's own, an error tracker's)
+    gets its record, and the configured handler still writes the line."""
+    caught: list[logging.LogRecord] = []
+
+    class Catching(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record)
+
+    logger = logging.getLogger("" if where == "root" else where)
+    handler = Catching()
+    with configured("text") as stream:
+        logger.addHandler(handler)
+        try:
+            log_call("hello", Outcome.OK, 0.0123)
+        finally:
+            logger.removeHandler(handler)
+    assert [record.getMessage() for record in caught] == ["tool=hello outcome=ok duration_ms=12.3"]
+    assert stream.getvalue().endswith("tool=hello outcome=ok duration_ms=12.3\n")

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from mcp.types import RequestId
 
+from mcp_runtime.execution.alarms import Alarm, alarm_after
 from mcp_runtime.sdk.context import AccessToken
 
 __all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "StopReason", "owner_of"]
@@ -75,7 +76,7 @@ class RunningCall:
         self.cancel_requested = False
         self._calls = calls
         self._task: asyncio.Task[Any] | None = None
-        self._deadline: asyncio.TimerHandle | None = None
+        self._deadline: Alarm | None = None
         self._cancelling = 0
 
     def __enter__(self) -> "RunningCall":
@@ -85,7 +86,7 @@ class RunningCall:
         self._task = task
         self._cancelling = task.cancelling()
         if self.timeout is not None:
-            self._deadline = task.get_loop().call_later(self.timeout, self._cancel)
+            self._deadline = alarm_after(self.timeout, self._cancel)
         self._calls.add(self)
         if self.stopped_by is not None:
             self._cancel()
@@ -94,7 +95,7 @@ class RunningCall:
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
         self._calls.discard(self)
         if self._deadline is not None:
-            self._deadline.cancel()
+            self._deadline.clear()
         task, self._task = self._task, None
         if not self.cancel_requested or task is None:
             return False

@@ -18,7 +18,9 @@ import logging
 import os
 import sys
 import time
+from contextlib import nullcontext
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 from starlette.requests import ClientDisconnect
@@ -35,7 +37,9 @@ __all__ = [
     "JsonFormatter",
     "RequestValuesFilter",
     "TextFormatter",
+    "call_line",
     "configure_logging",
+    "direct_handler",
     "filter_library_logs",
     "log_call",
 ]
@@ -136,15 +140,31 @@ class JsonFormatter(logging.Formatter):
     """
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
+        fields = {field: getattr(record, field) for field in FIELDS if hasattr(record, field)}
+        exception = self.formatException(record.exc_info) if record.exc_info else None
+        return self.line(
+            record.created, record.levelname, record.name, record.getMessage(), fields, exception
+        )
+
+    @staticmethod
+    def line(
+        created: float,
+        level: str,
+        logger: str,
+        message: str,
+        fields: dict[str, object],
+        exception: str | None = None,
+    ) -> str:
+        """The line of a record of these values."""
+        line: dict[str, object] = {
+            "time": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+            "level": level,
+            "logger": logger,
+            "message": message,
         }
-        line |= {field: getattr(record, field) for field in FIELDS if hasattr(record, field)}
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
+        line |= fields
+        if exception is not None:
+            line["exception"] = exception
         return JSON_LINE.encode(line)
 
 
@@ -159,12 +179,16 @@ class TextFormatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
         if datefmt is not None or self.default_msec_format is None:
             return super().formatTime(record, datefmt)
-        second = int(record.created)
+        return self.time_text(record.created, record.msecs)
+
+    def time_text(self, created: float, msecs: float) -> str:
+        """``asctime`` of a record ``created`` at ``msecs`` into its second."""
+        second = int(created)
         written, text = self._second  # one tuple: read whole by any thread
         if written != second:
-            text = time.strftime(self.default_time_format, self.converter(record.created))
+            text = time.strftime(self.default_time_format, self.converter(created))
             self._second = (second, text)
-        return self.default_msec_format % (text, record.msecs)
+        return self.default_msec_format % (text, msecs)  # type: ignore[operator]
 
 
 def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
@@ -185,16 +209,129 @@ def log_call(tool: str, outcome: Outcome, seconds: float) -> None:
     """The one line a tool call leaves: tool, outcome, duration.
 
     The record is the one ``CALLS.info`` would make, its place (this function) named
-    without a walk of the stack for it on every call.
+    without a walk of the stack for it on every call; where logging is as
+    :func:`configure_logging` sets it up, the line that record would write is written
+    without it (:func:`direct_handler`).
     """
     if CALLS.isEnabledFor(logging.INFO):
         duration_ms = round(seconds * 1000, 2)
-        fields = {"tool": tool, "outcome": outcome, "duration_ms": duration_ms}
         args = (tool, outcome, duration_ms)
-        record = CALLS.makeRecord(
-            CALLS.name, logging.INFO, *_PLACE, CALL_LINE, args, None, "log_call", fields
-        )
-        CALLS.handle(record)
+        handler = direct_handler()
+        if handler is None:
+            CALLS.handle(_call_record(args))
+        else:
+            _write_directly(handler, args)
+
+
+def _call_record(args: tuple[str, Outcome, float]) -> logging.LogRecord:
+    fields = dict(zip(FIELDS, args, strict=True))
+    return CALLS.makeRecord(
+        CALLS.name, logging.INFO, *_PLACE, CALL_LINE, args, None, "log_call", fields
+    )
+
+
+if sys.version_info >= (3, 13):
+
+    def _record_time() -> tuple[float, float]:
+        """``created`` and ``msecs`` as a record made now has them (Python 3.13 on)."""
+        now = time.time_ns()
+        created, msecs = now / 1e9, (now % 1_000_000_000) // 1_000_000 + 0.0
+        if msecs == 999.0 and int(created) != now // 1_000_000_000:
+            msecs = 0.0
+        return created, msecs
+
+else:
+
+    def _record_time() -> tuple[float, float]:
+        """``created`` and ``msecs`` as a record made now has them (before Python 3.13)."""
+        now = time.time()
+        return now, int((now - int(now)) * 1000) + 0.0
+
+
+# logging's own ways of handling a record, as this module found them: where one is
+# replaced (an error tracker that patches Logger.callHandlers), records take them.
+_STANDARD_WAYS = (
+    (logging.Logger, "handle", logging.Logger.handle),
+    (logging.Logger, "callHandlers", logging.Logger.callHandlers),
+    (logging.Logger, "makeRecord", logging.Logger.makeRecord),
+    (logging.Handler, "handle", logging.Handler.handle),
+    (logging.Handler, "format", logging.Handler.format),
+    (logging.StreamHandler, "emit", logging.StreamHandler.emit),
+    (logging.StreamHandler, "flush", logging.StreamHandler.flush),
+)
+_DEFAULT_RECORDS = logging.getLogRecordFactory()
+
+
+def direct_handler() -> "logging.StreamHandler[Any] | None":
+    """The handler the call line is written to without its record, where nothing but it
+    could see or change that record: None unless the record would reach exactly one
+    handler, a plain :class:`logging.StreamHandler` at INFO or below without filters,
+    formatting with this module's :class:`TextFormatter` or :class:`JsonFormatter` (as
+    :func:`configure_logging` sets it up), nothing filters the call line's logger, and
+    logging's record factory, classes and ways of handling a record are its own.
+
+    The line written is then the one handling the record would write, byte for byte;
+    ``tests/runtime/test_logs.py`` holds the two alike. It spares the record, the walk of
+    loggers and handlers, and the formatter's pass over the record.
+    """
+    if (
+        CALLS.filters
+        or CALLS.disabled
+        or type(CALLS) is not logging.Logger
+        or logging.getLogRecordFactory() is not _DEFAULT_RECORDS
+    ):
+        return None
+    for owner, name, way in _STANDARD_WAYS:
+        if getattr(owner, name) is not way:
+            return None
+    found = None
+    logger: logging.Logger | None = CALLS
+    while logger is not None:
+        for handler in logger.handlers:
+            if found is not None:
+                return None
+            found = handler
+        logger = logger.parent if logger.propagate else None
+    if (
+        type(found) is not logging.StreamHandler
+        or found.filters
+        or found.level > logging.INFO
+        or type(found.formatter) not in (TextFormatter, JsonFormatter)
+    ):
+        return None
+    return found
+
+
+def call_line(formatter: logging.Formatter, args: tuple[str, Outcome, float]) -> str:
+    """The line ``formatter`` (a :class:`TextFormatter` or :class:`JsonFormatter`) writes
+    for the record of a call line of ``args`` made now."""
+    created, msecs = _record_time()
+    message = CALL_LINE % args
+    if isinstance(formatter, JsonFormatter):
+        fields: dict[str, object] = dict(zip(FIELDS, args, strict=True))
+        return formatter.line(created, "INFO", CALLS.name, message, fields)
+    assert isinstance(formatter, TextFormatter)
+    asctime = formatter.time_text(created, msecs)
+    values = {"asctime": asctime, "levelname": "INFO", "name": CALLS.name, "message": message}
+    return TEXT_FORMAT % values
+
+
+def _write_directly(
+    handler: "logging.StreamHandler[Any]", args: tuple[str, Outcome, float]
+) -> None:
+    """What ``handler.handle`` of the call line's record does: its line written and
+    flushed under the handler's lock, a failure reported by ``handleError``."""
+    assert handler.formatter is not None
+    with handler.lock or nullcontext():
+        try:
+            stream = handler.stream
+            stream.write(call_line(handler.formatter, args) + handler.terminator)
+            if stream and hasattr(stream, "flush"):
+                stream.flush()
+        except RecursionError:
+            raise
+        except Exception:
+            handler.handleError(_call_record(args))
 
 
 # Where the call line is written, as ``Logger.findCaller`` names a line's place.

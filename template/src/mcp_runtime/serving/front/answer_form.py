@@ -23,6 +23,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_runtime.execution.alarms import alarm_after
 from mcp_runtime.sdk.http import accepts_sse
 from mcp_runtime.serving.front.posted import Posted
 
@@ -92,12 +93,12 @@ async def _cancelled_when_the_client_leaves(
     is all of it, and the next one tells the client has left (or the answer was sent).
     """
     watch = LeaveWatch(await receive(), receive)
-    timer = asyncio.get_running_loop().call_later(WATCH_AFTER, watch.start)
+    timer = alarm_after(WATCH_AFTER, watch.start)
     try:
         with watch:
             await app(scope, watch.receive, watch.sending(send))
     finally:
-        timer.cancel()
+        timer.clear()
         watch.stop()
 
 

@@ -1,10 +1,10 @@
 """The body of a POST: whole, within its size and time limits, and UTF-8."""
 
-import asyncio
 import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_runtime.execution.alarms import TimeLimit
 from mcp_runtime.serving.front.answers import (
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -50,7 +50,7 @@ class BodyLimits:
         more = True
         while more:
             try:
-                async with asyncio.timeout(self.read_timeout):
+                with TimeLimit(self.read_timeout):
                     message = await receive()
             except TimeoutError:
                 error = (
