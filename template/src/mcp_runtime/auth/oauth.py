@@ -209,7 +209,7 @@ class VerifiedTokens:
 
     def __init__(self, size: int = TOKENS_REMEMBERED) -> None:
         self.size = size
-        self._entries: dict[bytes, tuple[dict[str, Any], float, int]] = {}
+        self._entries: dict[bytes, tuple[AccessToken, float, int]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -220,11 +220,11 @@ class VerifiedTokens:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        fields, until, checked_with = entry
+        granted, until, checked_with = entry
         if checked_with != generation or time.time() >= until:
             del self._entries[key]
             return None
-        return AccessToken.model_construct(token=token, **fields)
+        return granted.model_copy(update={"token": token})
 
     def remember(self, token: str, access: AccessToken, generation: int | None) -> None:
         """Remember that ``token`` grants ``access``, checked with keys of ``generation``."""
@@ -232,8 +232,8 @@ class VerifiedTokens:
             return
         while len(self._entries) >= self.size:
             del self._entries[next(iter(self._entries))]
-        fields = {name: value for name, value in access if name != "token"}
-        self._entries[_digest(token)] = (fields, access.expires_at + LEEWAY_SECONDS, generation)
+        granted = access.model_copy(update={"token": ""})  # kept without the token
+        self._entries[_digest(token)] = (granted, access.expires_at + LEEWAY_SECONDS, generation)
 
 
 def _digest(token: str) -> bytes:

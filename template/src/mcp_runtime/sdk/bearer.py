@@ -51,8 +51,7 @@ def bearer_token(scope: Scope) -> str | None:
     """The bearer token of a request's first ``Authorization`` header; None without one."""
     for name, value in scope["headers"]:
         if name == b"authorization":  # ASGI servers send header names in lowercase
-            header = value.decode("latin-1")
-            return header[7:] if header[:7].lower() == "bearer " else None
+            return value[7:].decode("latin-1") if value[:7].lower() == b"bearer " else None
     return None
 
 
