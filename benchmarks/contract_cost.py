@@ -40,6 +40,12 @@
    to run where the throughput rows move by 5 to 10%, though a count weighs every
    instruction alike (the throughput rows are the figures that count).
 
+10. The app alone, each server's, driven over ASGI in one process (no HTTP server, no
+   socket), as a client of each era: 3,000 ``tools/call`` POSTs a round, one after
+   another, each followed by one turn of the event loop as a server gives it; the
+   service's time a call against the SDK's MCPServer answering JSON, medians of rounds.
+   The part of a call that is the app's own, without the HTTP server's.
+
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
     uv run --project SERVICE python benchmarks/contract_cost.py [--quick]
@@ -1066,6 +1072,121 @@ def section_9(calls: int, rounds: int, seconds: float) -> None:
                 print(f"     {baseline} / service = {counted[baseline] / service:.3f}")
 
 
+async def asgi_calls(app: Any, era: str, count: int) -> float:
+    """Seconds a call of ``count`` ``tools/call`` POSTs of ``hello`` to ``app`` over ASGI,
+    as a client of ``era`` sends them (after its lifespan has started)."""
+    request = hello_request("http://127.0.0.1:8000/mcp", None, era)
+    head, body = request.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")[1:]
+    headers = [tuple(part.encode("latin-1") for part in line.split(": ", 1)) for line in lines]
+    scope_of: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 50000),
+        "scheme": "http",
+        "method": "POST",
+        "root_path": "",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+    }
+
+    async def call() -> None:
+        received = False
+        sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal received
+            if not received:
+                received = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app({**scope_of, "headers": list(headers), "state": {}}, receive, send)
+        await asyncio.sleep(0)  # the loop's turn a server gives between requests
+        if sent[0]["status"] != 200 or b"Hello, Ada!" not in sent[-1]["body"]:
+            raise RuntimeError(f"the app answered {sent}")
+
+    for _ in range(200):
+        await call()
+    started = time.perf_counter()
+    for _ in range(count):
+        await call()
+    return (time.perf_counter() - started) / count
+
+
+@contextlib.asynccontextmanager
+async def lifespan_of(app: Any) -> Any:
+    """Within the block, ``app``'s lifespan has started; it shuts down after it."""
+    incoming: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    started = asyncio.Event()
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    running = asyncio.create_task(app({"type": "lifespan", "state": {}}, incoming.get, send))
+    await incoming.put({"type": "lifespan.startup"})
+    await started.wait()
+    try:
+        yield
+    finally:
+        await incoming.put({"type": "lifespan.shutdown"})
+        await running
+
+
+async def app_rounds(apps: Sequence[Any], count: int, rounds: int) -> dict[str, list[list[float]]]:
+    """Per era, each app's seconds a call in each of ``rounds`` interleaved rounds."""
+    async with contextlib.AsyncExitStack() as stack:
+        for app in apps:
+            await stack.enter_async_context(lifespan_of(app))
+        measured: dict[str, list[list[float]]] = {}
+        for era in ("2025-11-25", MODERN):
+            measured[era] = [[] for _ in apps]
+            for _ in range(rounds):
+                for index, app in enumerate(apps):
+                    measured[era][index].append(await asgi_calls(app, era, count))
+        return measured
+
+
+def section_10(calls: int, rounds: int, seconds: float) -> None:
+    print("10. the app alone over ASGI in one process, per tools/call, median of rounds")
+    sys.path.insert(0, str(Path(__file__).parent))
+    import http_targets
+
+    root, runtime = logging.getLogger(), logging.getLogger("mcp_runtime")
+    saved = (list(root.handlers), root.level, runtime.level)
+    environment = {"MCP_AUTH": "none", "MCP_LOG_FORMAT": "text", "MCP_LOG_LEVEL": "INFO"}
+    before = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    # The call log lines go where the HTTP rows send them: nowhere.
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+        try:
+            apps = (http_targets.service(), http_targets.sdk_json())
+            measured = asyncio.run(app_rounds(apps, calls * 3 // 2, rounds))
+            for era, runs in measured.items():
+                service_us, sdk_us = (statistics.median(run) * 1e6 for run in runs)
+                print(
+                    f"   {era}: service {service_us:6.1f} us   SDK MCPServer, JSON "
+                    f"{sdk_us:6.1f} us   ratio {sdk_us / service_us:.2f}"
+                )
+        finally:
+            root.handlers[:] = saved[0]
+            root.setLevel(saved[1])
+            runtime.setLevel(saved[2])
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
 SECTIONS = {
     1: section_1,
     2: section_2,
@@ -1076,6 +1197,7 @@ SECTIONS = {
     7: section_7,
     8: section_8,
     9: section_9,
+    10: section_10,
 }
 
 
@@ -1084,7 +1206,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     parser.add_argument(
         "--sections",
-        default="1,2,3,4,5,6,7,8",
+        default="1,2,3,4,5,6,7,8,10",
         help="the sections to run, comma-separated (9, which needs valgrind, only when named)",
     )
     args = parser.parse_args()
