@@ -3,6 +3,7 @@ cleared one never rings; the loop holds one timer for the earliest; ``TimeLimit`
 ``asyncio.timeout`` does."""
 
 import asyncio
+import contextvars
 import functools
 import gc
 import weakref
@@ -50,6 +51,23 @@ async def test_an_alarm_set_after_the_earliest_one_rang_rings_too() -> None:
     alarm_after(0.01, lambda: rang.append("second"))
     await asyncio.sleep(0.03)
     assert rang == ["first", "second"]
+
+
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+
+
+async def test_an_alarm_rings_in_the_context_it_was_set_in() -> None:
+    """As a loop timer's callback runs in the context of its ``call_at``."""
+    seen: list[str] = []
+
+    def set_for(name: str, delay: float) -> None:
+        REQUEST.set(name)
+        alarm_after(delay, lambda: seen.append(REQUEST.get()))
+
+    contextvars.copy_context().run(set_for, "first", 0.01)
+    contextvars.copy_context().run(set_for, "second", 0.02)  # rings from the first's timer
+    await asyncio.sleep(0.05)
+    assert seen == ["first", "second"]
 
 
 async def test_a_callback_that_raises_is_reported_and_the_others_still_ring() -> None:

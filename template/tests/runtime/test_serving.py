@@ -830,3 +830,21 @@ def test_serve_reload_refuses_what_it_cannot_reload(
 ) -> None:
     assert cli.main(["serve", *args]) == 2
     assert capsys.readouterr().err.startswith(message)
+
+
+def test_a_test_server_never_answers_from_another_process_s_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port found free that another process listens on by the time the server starts
+    (another test's server) is left to it: the server starts again on another port."""
+    from mcp_runtime.devtools import clients
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports = [taken.getsockname()[1]]
+        finding = clients.free_port
+        monkeypatch.setattr(clients, "free_port", lambda: ports.pop() if ports else finding())
+        with clients.run_server([sys.executable, "-m", "mcp_runtime", "serve"]) as server:
+            assert server.port != taken.getsockname()[1]
+            assert httpx2.get(f"{server.base_url}/healthz").json() == {"status": "ok"}

@@ -48,6 +48,7 @@ __all__ = [
 
 STARTUP_SECONDS = 60.0
 STOP_SECONDS = 60.0
+PORT_ATTEMPTS = 5  # free ports tried before giving up on starting a server
 
 
 # How a client speaks: "legacy" (2025-11-25 and before: initialize, JSON-RPC framing),
@@ -185,32 +186,70 @@ def run_server(
 ) -> Iterator[RunningServer]:
     """Run ``command`` with ``MCP_PORT`` set to a free loopback port, once it listens.
 
+    A port found free may be taken by another process (another test's server) before
+    this one listens on it: then the server is stopped and started again on another
+    port, so that the block never talks to a server not its own.
+
     When the block ends the server gets SIGTERM and has ``STOP_SECONDS`` to exit;
     then its whole process group (worker processes included) is killed.
     """
-    port = free_port()
-    with tempfile.TemporaryDirectory() as folder:
-        log_path = Path(folder) / "server.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                command,
-                env={**os.environ, **(env or {}), "MCP_PORT": str(port)},
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            _wait_for_port(port, process, log_path)
-            yield RunningServer(port, process, log_path)
-        finally:
-            if process.poll() is None:
-                process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=STOP_SECONDS)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    for _ in range(PORT_ATTEMPTS):
+        port = free_port()
+        with tempfile.TemporaryDirectory() as folder:
+            log_path = Path(folder) / "server.log"
+            with log_path.open("wb") as log:
+                process = subprocess.Popen(
+                    command,
+                    env={**os.environ, **(env or {}), "MCP_PORT": str(port)},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            try:
+                _wait_for_port(port, process, log_path)
+                if not _listens_on(process.pid, port):
+                    continue  # another process listens there: try another port
+                yield RunningServer(port, process, log_path)
+                return
+            finally:
+                _stop(process)
+    raise RuntimeError(
+        f"another process took each of {PORT_ATTEMPTS} free ports before the server listened"
+    )
+
+
+def _stop(process: "subprocess.Popen[bytes]") -> None:
+    if process.poll() is None:
+        process.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=STOP_SECONDS)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _listens_on(pid: int, port: int) -> bool:
+    """Whether the socket listening on ``port`` is process ``pid``'s; True where Linux's
+    ``/proc`` does not tell."""
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    listening.add(f"socket:[{fields[9]}]")
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return True
+    if not listening:
+        return True
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}") in listening:
+                return True
+    return False
 
 
 def _wait_for_port(port: int, process: "subprocess.Popen[bytes]", log_path: Path) -> None:

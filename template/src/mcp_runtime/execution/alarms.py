@@ -7,12 +7,13 @@ times a call; here an alarm is an entry in a heap of the loop's alarms, and the 
 holds a timer only for the earliest of them. With every call setting the same delays,
 an alarm set later is due later, and setting it touches no timer.
 
-An alarm rings on the loop's thread, in the loop's iteration at or after its time, as a
-timer of ``loop.call_at`` does; a callback that raises is reported to the loop's
-exception handler, as a timer's is.
+An alarm rings on the loop's thread, in the loop's iteration at or after its time, in
+the context (``contextvars``) it was set in, as a timer of ``loop.call_at`` does; a
+callback that raises is reported to the loop's exception handler, as a timer's is.
 """
 
 import asyncio
+import contextvars
 import heapq
 import itertools
 import weakref
@@ -28,23 +29,27 @@ COMPACT_AT = 64  # cleared alarms kept in the heap before it is rebuilt without 
 class Alarm:
     """One callback due at a loop time; :meth:`clear` before then, and it never rings."""
 
-    __slots__ = ("alarms", "callback", "cleared")
+    __slots__ = ("alarms", "callback", "cleared", "context")
 
     def __init__(self, alarms: "Alarms", callback: Callable[[], object]) -> None:
         self.alarms = alarms
         self.callback = callback
         self.cleared = False
+        self.context = contextvars.copy_context()
 
     def clear(self) -> None:
         """Never ring (nothing, once it has rung or been cleared)."""
         if not self.cleared:
             self.cleared = True
-            self.callback = _nothing  # what it would have called may go now
+            self.callback, self.context = _nothing, _NO_CONTEXT  # what they held may go now
             self.alarms.cleared_one()
 
 
 def _nothing() -> None:
     pass
+
+
+_NO_CONTEXT = contextvars.Context()
 
 
 class Alarms:
@@ -93,9 +98,10 @@ class Alarms:
                 self.cleared -= 1
                 continue
             alarm.cleared = True
-            callback, alarm.callback = alarm.callback, _nothing
+            callback, context = alarm.callback, alarm.context
+            alarm.callback, alarm.context = _nothing, _NO_CONTEXT
             try:
-                callback()
+                context.run(callback)
             except (SystemExit, KeyboardInterrupt):
                 raise
             except BaseException as exc:

@@ -230,22 +230,21 @@ def _call_record(args: tuple[str, Outcome, float]) -> logging.LogRecord:
     )
 
 
-if sys.version_info >= (3, 13):
+# From Python 3.13 a record takes its time from time.time_ns(), before from time.time().
+RECORDS_TAKE_NANOSECONDS = sys.version_info >= (3, 13)
 
-    def _record_time() -> tuple[float, float]:
-        """``created`` and ``msecs`` as a record made now has them (Python 3.13 on)."""
-        now = time.time_ns()
-        created, msecs = now / 1e9, (now % 1_000_000_000) // 1_000_000 + 0.0
-        if msecs == 999.0 and int(created) != now // 1_000_000_000:
-            msecs = 0.0
+
+def _record_time() -> tuple[float, float]:
+    """``created`` and ``msecs`` as a record made now has them."""
+    if RECORDS_TAKE_NANOSECONDS:
+        nanoseconds = time.time_ns()
+        created = nanoseconds / 1e9
+        msecs = (nanoseconds % 1_000_000_000) // 1_000_000 + 0.0
+        if msecs == 999.0 and int(created) != nanoseconds // 1_000_000_000:
+            msecs = 0.0  # as the record does: the seconds rounded up past it
         return created, msecs
-
-else:
-
-    def _record_time() -> tuple[float, float]:
-        """``created`` and ``msecs`` as a record made now has them (before Python 3.13)."""
-        now = time.time()
-        return now, int((now - int(now)) * 1000) + 0.0
+    now = time.time()
+    return now, int((now - int(now)) * 1000) + 0.0
 
 
 # logging's own ways of handling a record, as this module found them: where one is
