@@ -7,6 +7,7 @@ import contextvars
 import functools
 import gc
 import weakref
+from typing import Any
 
 import pytest
 
@@ -68,6 +69,30 @@ async def test_an_alarm_rings_in_the_context_it_was_set_in() -> None:
     contextvars.copy_context().run(set_for, "second", 0.02)  # rings from the first's timer
     await asyncio.sleep(0.05)
     assert seen == ["first", "second"]
+
+
+async def test_a_timer_an_earlier_alarm_replaced_sets_no_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each alarm earlier than the timer set replaces it: once they have rung, one timer
+    is set for the alarm left, however many were replaced."""
+    loop = asyncio.get_running_loop()
+    timers: list[float] = []
+    setting = loop.call_at
+
+    def counted(when: float, callback: Any, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        if getattr(callback, "__name__", None) == "ring":  # the alarms' own
+            timers.append(when)
+        return setting(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counted)
+    left = alarm_after(0.5, lambda: None)
+    for delay in (0.08, 0.06, 0.04, 0.02):
+        alarm_after(delay, lambda: None)
+    await asyncio.sleep(0.15)
+    late = [when for when in timers if when > loop.time()]
+    assert len(late) == 2  # the first, replaced, and the one set once the others rang
+    left.clear()
 
 
 async def test_a_callback_that_raises_is_reported_and_the_others_still_ring() -> None:

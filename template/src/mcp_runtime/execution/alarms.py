@@ -59,12 +59,13 @@ class Alarms:
     gone takes its alarms with it.
     """
 
-    __slots__ = ("__weakref__", "armed", "cleared", "heap", "order")
+    __slots__ = ("__weakref__", "armed", "cleared", "heap", "order", "timer")
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, Alarm]] = []
         self.order = itertools.count()  # ties ring in the order they were set
-        self.armed = float("inf")  # the earliest time a timer is set for
+        self.armed = float("inf")  # the time the loop's timer is set for
+        self.timer = 0  # which timer is the one set: an earlier one replaces it
         self.cleared = 0  # cleared alarms still in the heap
 
     def set(
@@ -75,9 +76,14 @@ class Alarms:
         when = loop.time() + delay
         heapq.heappush(self.heap, (when, next(self.order), alarm))
         if when < self.armed:
-            self.armed = when
-            loop.call_at(when, self.ring, loop)
+            self._arm(loop, when)
         return alarm
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        """Set the loop's timer for ``when``; a timer set before rings, and does nothing."""
+        self.armed = when
+        self.timer += 1
+        loop.call_at(when, self.ring, loop, self.timer)
 
     def cleared_one(self) -> None:
         """Note an alarm cleared; rebuild the heap once most of it is cleared alarms."""
@@ -87,11 +93,14 @@ class Alarms:
             heapq.heapify(self.heap)
             self.cleared = 0
 
-    def ring(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Ring every alarm that is due, then set a timer for the earliest one left."""
+    def ring(self, loop: asyncio.AbstractEventLoop, timer: int) -> None:
+        """Ring every alarm that is due, then set a timer for the earliest one left;
+        nothing, as a ``timer`` an earlier one replaced."""
+        if timer != self.timer:
+            return
         heap = self.heap
         now = loop.time()
-        self.armed = float("inf")  # a timer set for later rings too, and finds nothing due
+        self.armed = float("inf")
         while heap and (heap[0][0] <= now or heap[0][2].cleared):
             _, _, alarm = heapq.heappop(heap)
             if alarm.cleared:
@@ -109,8 +118,7 @@ class Alarms:
                     {"message": "Exception in an alarm's callback", "exception": exc}
                 )
         if heap:
-            self.armed = heap[0][0]
-            loop.call_at(self.armed, self.ring, loop)
+            self._arm(loop, heap[0][0])
 
 
 # The alarms of each loop, the loop's as its timers are: gone with it.
