@@ -666,3 +666,34 @@ def test_another_handler_gets_the_call_line_s_record(where: str) -> None:
             logger.removeHandler(handler)
     assert [record.getMessage() for record in caught] == ["tool=hello outcome=ok duration_ms=12.3"]
     assert stream.getvalue().endswith("tool=hello outcome=ok duration_ms=12.3\n")
+
+
+PATCHED_FIRST = """
+import logging
+import sys
+
+calling = logging.Logger.callHandlers
+
+
+def marked(self, record):
+    record.msg = "marked " + str(record.msg)
+    calling(self, record)
+
+
+logging.Logger.callHandlers = marked
+from mcp_runtime.observability.logs import configure_logging, log_call
+from mcp_runtime.observability.outcome import Outcome
+
+configure_logging("INFO", "text")
+log_call("hello", Outcome.OK, 0.0123)
+"""
+
+
+def test_a_logging_method_replaced_before_the_runtime_is_imported_is_taken_too() -> None:
+    """An error tracker set up before the runtime is imported has the call line's record,
+    as it would have had it set up after."""
+    done = subprocess.run(
+        [sys.executable, "-c", PATCHED_FIRST], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "INFO mcp_runtime.calls: marked tool=hello outcome=ok" in done.stderr, done.stderr

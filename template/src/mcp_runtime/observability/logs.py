@@ -258,7 +258,11 @@ _STANDARD_WAYS = (
     (logging.StreamHandler, "emit", logging.StreamHandler.emit),
     (logging.StreamHandler, "flush", logging.StreamHandler.flush),
 )
-_DEFAULT_RECORDS = logging.getLogRecordFactory()
+# One replaced before this module was imported turns the direct line off for good.
+_WAYS_ARE_LOGGING_S = all(
+    getattr(way, "__code__", None) is not None and way.__code__.co_filename == logging.__file__
+    for _, _, way in _STANDARD_WAYS
+)
 
 
 def direct_handler() -> "logging.StreamHandler[Any] | None":
@@ -274,10 +278,11 @@ def direct_handler() -> "logging.StreamHandler[Any] | None":
     loggers and handlers, and the formatter's pass over the record.
     """
     if (
-        CALLS.filters
+        not _WAYS_ARE_LOGGING_S
+        or CALLS.filters
         or CALLS.disabled
         or type(CALLS) is not logging.Logger
-        or logging.getLogRecordFactory() is not _DEFAULT_RECORDS
+        or logging.getLogRecordFactory() is not logging.LogRecord
     ):
         return None
     for owner, name, way in _STANDARD_WAYS:
