@@ -689,6 +689,7 @@ log_call("hello", Outcome.OK, 0.0123)
 """
 
 
+@pytest.mark.any_python  # a process of its own
 def test_a_logging_method_replaced_before_the_runtime_is_imported_is_taken_too() -> None:
     """An error tracker set up before the runtime is imported has the call line's record,
     as it would have had it set up after."""

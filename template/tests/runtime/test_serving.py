@@ -832,6 +832,7 @@ def test_serve_reload_refuses_what_it_cannot_reload(
     assert capsys.readouterr().err.startswith(message)
 
 
+@pytest.mark.any_python  # processes and ports, whatever the Python
 def test_a_test_server_never_answers_from_another_process_s_port(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
