@@ -47,6 +47,8 @@ from tests.sessions import DEFAULT, PROVES, SIDE_BY_SIDE, proves  # noqa: E402
 HARNESS = ROOT / "tests" / "rendering.py"
 RENDERS = Path(tempfile.gettempdir()) / "mcp-service-renders"
 COPIER = "copier>=9.13"
+NAME_LANES = 4
+"""How many services of ``names`` run at once."""
 TEMPLATE_TEST_REQUIREMENTS = ["-r", str(ROOT / "tests" / "requirements.txt")]
 # A toolset named like one of the runtime's own test modules (tests/runtime/test_serving.py):
 # its module and tests import the service's package, whatever it is named.
@@ -163,17 +165,16 @@ def service(session: nox.Session, cell: Cell) -> None:
     slug, package = recorded_answers["project_slug"], recorded_answers["package_name"]
     pytest = ["uv", "run", "--quiet", "pytest", "-q"]
     with session.chdir(folder):
-        # The suite starts many servers, several at once: their bytecode compiled up front.
-        sync = ["uv", "--quiet", "sync", "--compile-bytecode"]
-        in_service(session, *sync, "--python", interpreter(cell.python))
+        in_service(session, "uv", "--quiet", "sync", "--python", interpreter(cell.python))
         in_service(session, "scripts/lint")  # first: the suite's scaffold tests reuse its cache
+        # Each way in once: check through the command (before the suite, whose servers then
+        # read the bytecode it wrote), schema through ``python -m``.
+        in_service(session, "uv", "run", "--quiet", slug, "check")
         # Three workers on two cores: the suite waits on the servers it starts more than it
         # computes (measured: 109 s against 126 s with two). The tests marked any_python (of
         # processes, the task store, pytest's collection) run on the first Python only.
         once = [] if cell.python == PYTHONS[0] else ["-m", "not any_python"]
         in_service(session, *pytest, "--runtime-suite", "-n", "3", *once, *session.posargs)
-        # Each way in once: check through the command, schema through ``python -m``.
-        in_service(session, "uv", "run", "--quiet", slug, "check")
         schema = ["uv", "run", "--quiet", "python", "-m", package, "schema"]
         listing = in_service(session, *schema, silent=True)
         expect(session, listing_problems(json.loads(listing), {"hello"}))
@@ -182,8 +183,8 @@ def service(session: nox.Session, cell: Cell) -> None:
 @nox.session
 @recorded
 def names(session: nox.Session) -> None:
-    # The name of WHOLE_SUITE_CELLS runs in ``nox -s service``. Three names run at a time:
-    # most of their steps use one core, and two kept the cores 86% busy.
+    # Four names run at a time: most of their steps use one core (two kept the cores 86%
+    # busy), and seven names take two rounds.
     # ``nox -s names -- q long`` runs those only.
     session.install(COPIER)
     chosen = [cell for cell in NAME_CELLS if cell.awkward_name in session.posargs]
@@ -191,7 +192,7 @@ def names(session: nox.Session) -> None:
     expect(session, [f"{name!r} is not one of NAME_CELLS' names" for name in sorted(unknown)])
     harness = [str(Path(session.virtualenv.location, "bin", "python")), str(HARNESS)]
     failures = []
-    with ThreadPoolExecutor(max_workers=3) as lanes:
+    with ThreadPoolExecutor(max_workers=NAME_LANES) as lanes:
         running = {lanes.submit(name_checks, cell, harness): cell for cell in chosen or NAME_CELLS}
         for done in as_completed(running):
             cell = running[done]
@@ -286,12 +287,6 @@ def clients(session: nox.Session) -> None:
 @recorded
 def served(session: nox.Session) -> None:
     side_by_side(session, SIDE_BY_SIDE["served"])
-
-
-@nox.session(venv_backend="none")
-@recorded
-def later_pythons(session: nox.Session) -> None:
-    side_by_side(session, SIDE_BY_SIDE["later_pythons"])
 
 
 def side_by_side(session: nox.Session, names: tuple[str, ...]) -> None:

@@ -60,10 +60,11 @@ ANSWER_SETS: dict[str, dict[str, Any]] = json.loads((HERE / "answer_sets.json").
 # awkward, its answers, and the answers it must give (recorded in .copier-answers.yml).
 AWKWARD_NAMES: dict[str, dict[str, Any]] = json.loads((HERE / "awkward_names.json").read_text())
 
-# The matrix of rendered services that nox runs: pairwise, not a full product. Each
-# Python, each answer set and each ``auth`` mode has a service that runs the whole runtime
-# suite; each awkward name has a service of its own that runs the team's tests and the
-# runtime's tests that read the name (NAME_TESTS). tests/test_matrix.py holds it to that.
+# The matrix of rendered services that nox runs: pairwise, not a full product. The oldest
+# and the newest Python, and each answer set, have a service that runs the whole runtime
+# suite; each awkward name has a service of its own, on each Python, that runs the team's
+# tests and the runtime's tests that read the name (NAME_TESTS), and each ``auth`` mode is
+# one of them. tests/test_matrix.py holds it to that.
 PYTHONS = ("3.11", "3.12", "3.13")
 
 
@@ -88,16 +89,17 @@ class Cell:
         return {**chosen, "python_version": self.python}
 
 
-# Services that run the whole runtime suite (nox -s service).
+# Services that run the whole runtime suite (nox -s service): the Python in between
+# renders, lints and runs the team's tests in three services of NAME_CELLS.
 WHOLE_SUITE_CELLS = (
     Cell("3.11", answer_set="defaults"),  # auth oauth, the credential demo
-    Cell("3.12", answer_set="slugified-no-demo"),  # auth none, no demo, MIT
-    Cell("3.13", awkward_name="3d-printing"),  # auth demo-header; the slug gains a prefix
+    Cell("3.13", answer_set="slugified-no-demo"),  # auth none, no demo, MIT
 )
-# Services that run the team's tests and NAME_TESTS (nox -s names): the other names.
+# Services that run the team's tests and NAME_TESTS (nox -s names): each awkward name.
 NAME_CELLS = (
     Cell("3.11", awkward_name="climate-data"),
     Cell("3.12", awkward_name="zeta-tools"),
+    Cell("3.12", awkward_name="3d-printing"),
     Cell("3.13", awkward_name="mcp-tools"),
     Cell("3.11", awkward_name="route-66"),
     Cell("3.12", awkward_name="q"),

@@ -43,19 +43,12 @@ PROVES = {
         "to a copy of the service, then run its lint, tests and contract; its task tests "
         "serve two processes on a `redis-server` of their own, and kill, stop, restart and "
         "cut off their store under running tasks; those marked `any_python`, of "
-        "processes, signals, the store, pytest's collection and the scaffold's copy of the "
-        "service, on the first Python only), `check` by "
-        "console script and by `python -m`, `schema` typed"
-    ),
-    # Run by default in place of the cells of service it runs side by side (DEFAULT below).
-    "later_pythons": (
-        "the cells of `service` after the first Python's, side by side, each in a nox "
-        "process of its own, in the time of the longer: their renders, syncs and lint use "
-        "one core each, and their suites wait on the servers they start; each is a row of "
-        'the table, and `nox -s "service(<cell>)"` runs one alone'
+        "processes, signals, the store, pytest's collection, the scaffold's copy of the "
+        "service and the direct path held to the SDK's answers, on the first Python only), "
+        "`check` by console script and by `python -m`, `schema` typed"
     ),
     "names": (
-        "each other awkward name (`NAME_CELLS`, each on its Python), three at a time "
+        "each awkward name (`NAME_CELLS`, on each Python), four at a time "
         "(`nox -s names -- q long` runs some): recorded answers; a task toolset named "
         "`serving` scaffolded through `scripts/new-toolset --task optional`, linted for the "
         "cell's Python; with the whole suite collected, the team's "
@@ -121,12 +114,11 @@ PROVES = {
 
 
 # The sessions of a plain `nox`, in order: `served` runs `clients` and `hostile` beside
-# each other, and `later_pythons` the cells of `service` after the first (SIDE_BY_SIDE).
+# each other (SIDE_BY_SIDE).
 # (`template_tests` beside `update` took longer than one after the other: they wait on
 # copier, git and uv's cache, not on a core.)
 SIDE_BY_SIDE = {
     "served": ("clients", "hostile"),
-    "later_pythons": tuple(f"service({cell.id})" for cell in WHOLE_SUITE_CELLS[1:]),
 }
 DEFAULT = [
     name

@@ -261,6 +261,12 @@ def send(server: RunningServer, body: object, headers: Headers) -> httpx2.Respon
     return httpx2.post(server.url, content=json.dumps(body), headers=sent, timeout=30)
 
 
+# Two processes of one Python compared, request by request (on the first Python only): the
+# direct path itself answers in every other test of HTTP, on every Python.
+ONE_PYTHON = pytest.mark.any_python
+
+
+@ONE_PYTHON
 @pytest.mark.parametrize(
     ("what", "body", "headers", "direct"), LEGACY_CASES, ids=[c[0] for c in LEGACY_CASES]
 )
@@ -274,6 +280,7 @@ def test_the_direct_answer_of_a_2025_call_is_the_sdks(
     test_the_direct_answer_is_the_sdks(servers, what, body, LEGACY_HEADERS | headers, direct)
 
 
+@ONE_PYTHON
 @pytest.mark.parametrize(("what", "body", "headers", "direct"), CASES, ids=[c[0] for c in CASES])
 def test_the_direct_answer_is_the_sdks(
     servers: tuple[RunningServer, RunningServer],
@@ -300,6 +307,7 @@ def test_the_direct_answer_is_the_sdks(
         assert "secret" not in answered.text
 
 
+@ONE_PYTHON
 @pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
 @pytest.mark.parametrize(
     ("what", "scopes", "direct"),
