@@ -259,13 +259,32 @@ def name_checks(cell: Cell, harness: list[str]) -> str:
     run("uv", "--quiet", "sync", "--python", interpreter(cell.python))
     # A task toolset: the task scaffold's code (checkpoints) linted for the cell's Python.
     run("scripts/new-toolset", CLASHING_TOOLSET, "--task", "optional")
-    run(*pytest, "-n", "0", *runtime_tests_except(folder, *NAME_TESTS))
     run("scripts/lint")
+    share_mypy_cache(cache, cell.python)
+    run(*pytest, "-n", "0", *runtime_tests_except(folder, *NAME_TESTS))
     run("uv", "run", "--quiet", slug, "check")
     listing = run("uv", "run", "--quiet", "python", "-m", package, "schema")
     expect_none(listing_problems(json.loads(listing), {"hello", CLASHING_TOOLSET}))
     shutil.rmtree(cache, ignore_errors=True)
     return f"{time.monotonic() - start:.0f}s ({', '.join(steps)})"
+
+
+def share_mypy_cache(cache: Path, python: str) -> None:
+    """Add ``cache``'s part for ``python`` to the run's shared mypy cache when it has none
+    (no whole suite runs on that Python): the names that start after on that Python seed
+    theirs from it, rather than check every library again."""
+    shared, part = RENDERS / ".mypy_cache" / python, cache / python
+    if shared.exists() or not part.is_dir():
+        return
+    staging = Path(tempfile.mkdtemp(dir=RENDERS, prefix=".mypy-part-"))
+    try:
+        shutil.copytree(part, staging / python)
+        shared.parent.mkdir(exist_ok=True)
+        (staging / python).rename(shared)  # whole, or not at all
+    except OSError:
+        pass  # another name shared its part first
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 @nox.session
