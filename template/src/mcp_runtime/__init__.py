@@ -8,8 +8,10 @@ rest is the runtime's own, in parts that import only the parts below them:
 - ``devtools``: scaffolds, test clients, a local OAuth issuer, the pytest plugin
   (not in the production wheel or image);
 - ``serving``: the MCP server, its HTTP app, the worker processes, the command line;
+- ``tasks``: calls that outlive their request, on the task engine (Docket);
 - ``contract``: return types, the ``outputSchema``, the startup gate, the served tool;
 - ``execution``: a call's deadline and cancellation, the tool threads, progress;
+- ``data``: the data tools keep for their callers, on a directory or an object store;
 - ``auth`` and ``observability``: callers and their tokens; logs, metrics, traces;
 - ``config`` and ``sdk``: the settings, and every use of the MCP SDK's server.
 """
@@ -33,8 +35,15 @@ try:
     from mcp_runtime.contract.tool_metadata import tool_metadata
     from mcp_runtime.contract.tool_result import ToolError, ToolResult, is_error
     from mcp_runtime.contract.violations import ContractError, ContractViolation
+    from mcp_runtime.data.keeping import (
+        DataLimitError,
+        DataLink,
+        keep_data,
+        keep_data_async,
+        reserve_data,
+        reserve_data_async,
+    )
     from mcp_runtime.execution.checkpoints import is_resumed, last_checkpoint, save_checkpoint
-    from mcp_runtime.execution.kept_data import DataLimitError, DataLink, keep_data
     from mcp_runtime.execution.progress import report_progress
     from mcp_runtime.serving.server import build_server
 finally:
@@ -59,9 +68,12 @@ __all__ = [
     "is_error",
     "is_resumed",
     "keep_data",
+    "keep_data_async",
     "last_checkpoint",
     "report_progress",
     "request_header",
+    "reserve_data",
+    "reserve_data_async",
     "save_checkpoint",
     "to_fastmcp",
     "to_mcp_tool",

@@ -1,6 +1,8 @@
 """The runtime's tests serve without authentication, unless a test is about it; a
 Redis of their own serves the tests that keep tasks there (``redis_url``, and
-``task_store``: the settings that keep a service's tasks there).
+``task_store``: the settings that keep a service's tasks there), and an S3 API server of
+their own (moto's) the tests of data kept on an object store (``object_store``: the
+settings that keep a service's data in a bucket of its own).
 
 Every service runs these same tests, whatever its ``auth`` answer: the servers they
 start (in process, or as processes that inherit the environment) get ``MCP_AUTH=none``.
@@ -11,9 +13,12 @@ team's tests in ``tests/`` see the service's own environment.
 
 import functools
 import os
+import secrets
 import shutil
 import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -105,3 +110,59 @@ def redis_command(redis_url: str) -> Callable[..., str]:
     """Runs a command on the tests' Redis, answering what ``redis-cli`` prints."""
     port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
     return functools.partial(redis_cli, port)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An S3 API server of its own (moto's server mode), on a free loopback port."""
+    folder = tmp_path_factory.mktemp("moto")
+    for _ in range(3):  # a free port another process took: start again on another
+        port = free_port()
+        endpoint = f"http://127.0.0.1:{port}"
+        log = (folder / "moto.log").open("ab")
+        command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        if _answering(process, f"{endpoint}/moto-api/"):
+            break
+        process.kill()
+        process.wait()
+        log.close()
+    else:
+        pytest.fail(f"moto's S3 server did not start: its log is {folder / 'moto.log'}")
+    try:
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def object_store(s3_endpoint: str) -> dict[str, str]:
+    """The settings that keep a service's data in a new bucket of the tests' S3 server, as
+    a team sets them for its own store: the bucket's URL, and the credentials and
+    endpoint the environment gives."""
+    bucket = f"data-{secrets.token_hex(6)}"
+    request = urllib.request.Request(f"{s3_endpoint}/{bucket}", method="PUT")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+    return {
+        "MCP_DATA_URL": f"s3://{bucket}/kept",
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+    }
+
+
+def _answering(process: "subprocess.Popen[bytes]", url: str) -> bool:
+    """Whether ``process`` answers ``url`` within 30 seconds."""
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False

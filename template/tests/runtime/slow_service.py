@@ -21,7 +21,9 @@ optional) and ``kept_thread`` keep data for their caller (``keep_data``) and lin
 """
 
 import os
+import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import NotRequired
 
@@ -35,9 +37,12 @@ from mcp_runtime import (
     current_caller,
     is_resumed,
     keep_data,
+    keep_data_async,
     last_checkpoint,
     report_progress,
     request_header,
+    reserve_data,
+    reserve_data_async,
     save_checkpoint,
     tool_metadata,
 )
@@ -220,6 +225,24 @@ class KeptResult(ToolResult):
     other: NotRequired[DataLink]
 
 
+PIECE = 64 * 1024
+PIECES_READ: list[int] = []
+"""How many pieces each streamed keep of this process read from its source."""
+
+
+async def _stream(size: int, text: bool, pause: float, name: str) -> AsyncIterator[bytes]:
+    """:func:`kept_content` in pieces of :data:`PIECE` bytes, counted in :data:`PIECES_READ`;
+    ``pause`` seconds after the first, which is marked by the file ``streaming-NAME``."""
+    content = kept_content(size, text)
+    PIECES_READ.append(0)
+    for start in range(0, max(1, len(content)), PIECE):
+        PIECES_READ[-1] += 1
+        yield content[start : start + PIECE]
+        if pause and start == 0 and "SLOW_SERVICE_DIR" in os.environ:
+            (_folder() / f"streaming-{name}").touch()
+        await anyio.sleep(pause)
+
+
 @tool_metadata(task="optional")
 @tool
 async def kept(
@@ -228,15 +251,32 @@ async def kept(
     name: str = "data.bin",
     steps: int = 0,
     then: str = "answer",
+    source: str = "bytes",
+    reserve: int | None = None,
+    pause: float = 0.0,
 ) -> KeptResult | ToolError:
     """Keep :func:`kept_content` as ``name`` after ``steps`` progress reports, and answer
     as ``then`` says: ``answer`` links it; ``twice`` keeps it twice and links both;
-    ``unlinked`` keeps it and links none; ``refuse`` answers a ToolError."""
+    ``unlinked`` keeps it and links none; ``refuse`` answers a ToolError; ``raise`` raises;
+    ``oversize`` answers a result of two megabytes beside it. ``source`` says how it is
+    kept: ``bytes`` (``keep_data``), ``stream`` (an async iterator), ``file`` (a file the
+    tool writes); ``reserve`` bytes are reserved first; ``pause``: seconds between pieces."""
+    if reserve is not None:
+        await reserve_data_async(reserve)
     for step in range(1, steps + 1):
         report_progress(step, steps, f"step {step} of {steps}")
         await anyio.sleep(0.01)
     media_type = "text/csv" if text else None
-    file = keep_data(kept_content(size, text), name=name, media_type=media_type)
+    if source == "stream":
+        pieces = _stream(size, text, pause, name)
+        file = await keep_data_async(pieces, name=name, media_type=media_type)
+    elif source == "file":
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, name)
+            path.write_bytes(kept_content(size, text))
+            file = await keep_data_async(path, name=name, media_type=media_type)
+    else:
+        file = keep_data(kept_content(size, text), name=name, media_type=media_type)
     if then == "twice":
         other = keep_data(kept_content(size, text), name=f"other-{name}", media_type=media_type)
         return KeptResult(message=f"kept {name} twice", file=file, other=other)
@@ -244,13 +284,30 @@ async def kept(
         return KeptResult(message=f"kept {name}, linked nowhere")
     if then == "refuse":
         return ToolError(error="refused", detail=f"kept {name}, then refused")
+    if then == "raise":
+        raise RuntimeError(f"kept {name}, then failed")
+    if then == "oversize":
+        return KeptResult(message="x" * 2_000_000, file=file)
     return KeptResult(message=f"kept {name}", file=file)
 
 
 @tool
-def kept_thread(size: int) -> KeptResult:
-    """``kept`` in a tool thread: binary data of ``size`` bytes."""
-    file = keep_data(kept_content(size, False), name="thread.bin")
+def kept_thread(size: int, source: str = "bytes", reserve: int | None = None) -> KeptResult:
+    """``kept`` in a tool thread: binary data of ``size`` bytes, kept from ``bytes``, a
+    ``file`` or an ``iter`` of pieces, after reserving ``reserve`` bytes."""
+    if reserve is not None:
+        reserve_data(reserve)
+    content = kept_content(size, False)
+    if source == "file":
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, "thread.bin")
+            path.write_bytes(content)
+            file = keep_data(path, name="thread.bin")
+    elif source == "iter":
+        pieces = (content[start : start + PIECE] for start in range(0, size, PIECE))
+        file = keep_data(pieces, name="thread.bin")
+    else:
+        file = keep_data(content, name="thread.bin")
     return KeptResult(message="kept in a thread", file=file)
 
 

@@ -20,6 +20,9 @@ from mcp_runtime import keep_data
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.snapshot import live_contract
 from mcp_runtime.contract.toolsets import Toolset
+from mcp_runtime.data.blobs import MemoryBlobs
+from mcp_runtime.data.sealing import OVERHEAD
+from mcp_runtime.data.store import MIN_COUNTED
 from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import MCPServer, Session, connect, kept_data
 
@@ -48,9 +51,18 @@ EXPIRES = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 
 def server_of(*toolsets: Toolset, **settings: Any) -> MCPServer:
-    return build_server(
-        toolsets or (DATA,), name="kept", settings=load_settings(auth="none", **settings)
-    )
+    """A server of ``toolsets`` (``data``), keeping data in memory unless ``settings`` say."""
+    settings = {"auth": "none", "data_url": "memory://"} | settings
+    return build_server(toolsets or (DATA,), name="kept", settings=load_settings(**settings))
+
+
+async def left_behind(server: MCPServer) -> tuple[int, list[str]]:
+    """What the anonymous caller's data counts, and the objects of the server's store."""
+    store = state_of(server).data
+    assert store is not None
+    blobs = store.blobs
+    assert isinstance(blobs, MemoryBlobs)
+    return await store.ledger.counted("anonymous"), sorted(blobs.objects)
 
 
 @pytest.fixture(scope="module")
@@ -127,52 +139,138 @@ async def test_a_sync_tool_keeps_data_from_its_thread() -> None:
     assert base64.b64decode(contents.blob) == kept_content(1000, False)
 
 
-@pytest.mark.parametrize("then", ["refuse", "unlinked"])
-async def test_a_call_that_answers_is_error_or_links_nothing_keeps_nothing(then: str) -> None:
+@pytest.mark.parametrize("source", ["bytes", "stream", "file"])
+@pytest.mark.parametrize("then", ["refuse", "unlinked", "raise", "oversize"])
+async def test_a_call_that_answers_is_error_or_links_nothing_keeps_nothing(
+    then: str, source: str
+) -> None:
+    """Whatever the tool kept, as it came or at its answer: a ToolError, an answer that links
+    nothing, an exception, and an answer over MCP_MAX_RESULT_BYTES after the data was
+    written (the answer is then result_too_large) leave no object and count nothing."""
+    server = server_of(max_result_bytes=1_000_000)
+    async with connect(server) as session:
+        result = await call(session, {"size": 1_500_000, "then": then, "source": source})
+        left = await left_behind(server)
+    assert [item.type for item in result.content] == ["text"]
+    assert result.isError == (then != "unlinked")
+    if then == "oversize":
+        assert result.structuredContent["error"] == "result_too_large"
+    assert left == (0, [])
+
+
+@pytest.mark.parametrize("source", ["bytes", "stream", "file"])
+async def test_an_async_tool_keeps_each_source_whole_and_its_count_is_its_size(
+    source: str,
+) -> None:
+    size = 3 * 1024 * 1024 + 5  # four chunks of the store, the last of five bytes
     server = server_of()
     async with connect(server) as session:
-        result = await call(session, {"size": 100, "then": then})
-        keys = await state_of(server).data._open()
-        stored = await keys.keys("mcp-data:*")
-    assert [item.type for item in result.content] == ["text"]
-    assert result.isError == (then == "refuse")
-    assert stored == []
+        result = await call(session, {"size": size, "source": source})
+        file = result.structuredContent["file"]
+        read = await session.read_resource(file["uri"])
+        counted, objects = await left_behind(server)
+    [contents] = read.contents
+    assert isinstance(contents, BlobResourceContents)
+    assert base64.b64decode(contents.blob) == kept_content(size, False)
+    assert file["size"] == size
+    assert counted == size
+    assert objects == [f"kept/{file['uri'][11:13]}/{file['uri'][11:]}"]
+    assert len(state_of(server).data.blobs.objects[objects[0]]) == size + 4 * OVERHEAD  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("source", ["bytes", "file", "iter"])
+async def test_a_sync_tool_keeps_each_source_from_its_thread(source: str) -> None:
+    size = 9 * 1024 * 1024 + 1  # more than one crossing of pieces to the event loop
+    async with connect(server_of()) as session:
+        result = await call(session, {"size": size, "source": source}, tool="kept_thread")
+        read = await session.read_resource(result.structuredContent["file"]["uri"])
+    [contents] = read.contents
+    assert isinstance(contents, BlobResourceContents)
+    assert base64.b64decode(contents.blob) == kept_content(size, False)
+
+
+async def test_a_stream_past_the_limit_stops_as_it_comes_and_leaves_nothing() -> None:
+    """The tool's stream is read only until it passes MCP_MAX_DATA_BYTES, not to its end."""
+    server = server_of(max_data_bytes=200_000)
+    slow_service.PIECES_READ.clear()
+    async with connect(server) as session:
+        result = await call(session, {"size": 2_000_000, "source": "stream"})
+        left = await left_behind(server)
+    assert result.structuredContent == {
+        "error": "data_too_large",
+        "detail": "The data 'data.bin' grew past 200.0 kB (200000 bytes), more than this "
+        "service keeps at once (200.0 kB (200000 bytes), MCP_MAX_DATA_BYTES): ask for less at "
+        "once, such as a smaller range or fewer fields.",
+    }
+    assert slow_service.PIECES_READ == [4]  # 4 pieces of 64 KiB: 262,144 bytes
+    assert left == (0, [])
+
+
+@pytest.mark.parametrize("tool", ["kept", "kept_thread"])
+async def test_a_reservation_past_a_limit_is_refused_before_the_work(tool: str) -> None:
+    """A reservation counts the size expected against both limits at once, and hands the
+    kept datum's count back to its size once it is kept."""
+    server = server_of(max_data_bytes=10**9, max_data_bytes_per_caller=10**9 + MIN_COUNTED - 1)
+    async with connect(server) as session:
+        over_datum = await call(session, {"size": 10, "reserve": 10**9 + 1}, tool=tool)
+        within = await call(session, {"size": 10, "reserve": 10**9}, tool=tool)
+        over_caller = await call(session, {"size": 10, "reserve": 10**9}, tool=tool)
+        counted, _ = await left_behind(server)
+    assert over_datum.isError
+    assert "is 1.0 GB (1000000001 bytes), more than this service keeps at once" in str(
+        over_datum.content[0]
+    )
+    assert not within.isError
+    assert over_caller.isError
+    assert "MCP_MAX_DATA_BYTES_PER_CALLER" in str(over_caller.content[0])
+    assert (
+        counted == MIN_COUNTED
+    )  # the kept datum, counted at its size (its reservation given back)
+
+
+async def test_empty_data_counts_its_least() -> None:
+    server = server_of(max_data_bytes_per_caller=3 * MIN_COUNTED)
+    async with connect(server) as session:
+        answers = [await call(session, {"size": 0}) for _ in range(4)]
+        read = await session.read_resource(answers[0].structuredContent["file"]["uri"])
+    assert [answer.isError for answer in answers] == [False, False, False, True]
+    assert base64.b64decode(read.contents[0].blob) == b""
 
 
 async def test_the_limits_of_a_datum_and_of_a_caller_hold_at_and_one_byte_over() -> None:
-    server = server_of(max_data_bytes=1000, max_data_bytes_per_caller=2500)
+    server = server_of(max_data_bytes=200_000, max_data_bytes_per_caller=350_000)
     async with connect(server) as session:
-        at_the_limit = await call(session, {"size": 1000})
-        over = await call(session, {"size": 1001})
-        second = await call(session, {"size": 1000})
-        past_the_callers = await call(session, {"size": 501})
-        to_the_callers = await call(session, {"size": 500})
+        at_the_limit = await call(session, {"size": 200_000})
+        over = await call(session, {"size": 200_001})
+        second = await call(session, {"size": 80_000})
+        past_the_callers = await call(session, {"size": 70_001})
+        to_the_callers = await call(session, {"size": 70_000})
     assert not at_the_limit.isError
     assert not second.isError
     assert not to_the_callers.isError
     assert over.isError
     assert over.structuredContent == {
         "error": "data_too_large",
-        "detail": "The data 'data.bin' is 1.0 kB (1001 bytes), more than this service keeps "
-        "at once (1.0 kB (1000 bytes), MCP_MAX_DATA_BYTES): ask for less at once, such as a "
-        "smaller range or fewer fields.",
+        "detail": "The data 'data.bin' is 200.0 kB (200001 bytes), more than this service "
+        "keeps at once (200.0 kB (200000 bytes), MCP_MAX_DATA_BYTES): ask for less at once, "
+        "such as a smaller range or fewer fields.",
     }
     assert past_the_callers.isError
     assert past_the_callers.structuredContent == {
         "error": "data_too_large",
-        "detail": "The data 'data.bin' (501 bytes) would bring the data kept for this caller to "
-        "2.5 kB (2501 bytes), more than this service keeps for one caller (2.5 kB (2500 bytes), "
-        "MCP_MAX_DATA_BYTES_PER_CALLER): read what was kept for you earlier and let it expire "
-        "(MCP_DATA_TTL), or ask for less at once.",
+        "detail": "The data 'data.bin' (70.0 kB (70001 bytes)) would bring the data kept for "
+        "this caller to 350.0 kB (350001 bytes), more than this service keeps for one caller "
+        "(350.0 kB (350000 bytes), MCP_MAX_DATA_BYTES_PER_CALLER): read what was kept for you "
+        "earlier and let it expire (MCP_DATA_TTL), or ask for less at once.",
     }
 
 
 async def test_calls_at_once_keep_exactly_a_callers_bytes() -> None:
-    """Twenty calls at once, each keeping 1,000 bytes, against 5,000 a caller: exactly five
-    keep theirs, and the rest answer data_too_large."""
-    server = server_of(max_data_bytes_per_caller=5000)
+    """Twenty calls at once, each keeping 100,000 bytes, against 500,000 a caller: exactly
+    five keep theirs, and the rest answer data_too_large."""
+    server = server_of(max_data_bytes_per_caller=500_000)
     async with connect(server) as session:
-        results = await asyncio.gather(*(call(session, {"size": 1000}) for _ in range(20)))
+        results = await asyncio.gather(*(call(session, {"size": 100_000}) for _ in range(20)))
     kept = [result for result in results if not result.isError]
     refused = {result.structuredContent["error"] for result in results if result.isError}
     assert (len(kept), refused) == (5, {"data_too_large"})
@@ -191,18 +289,18 @@ async def test_two_data_of_one_call_are_kept_and_linked_both() -> None:
 
 
 async def test_unknown_and_expired_data_answer_alike() -> None:
-    async with connect(server_of(data_ttl=1)) as session:
+    async with connect(server_of(data_ttl=0.5)) as session:
         result = await call(session, {"size": 10})
         uri = result.structuredContent["file"]["uri"]
         await session.read_resource(uri)
-        await anyio.sleep(1.5)
+        await anyio.sleep(1.6)  # kept until the whole second its link names
         errors = []
         for asked in (uri, "mcp-data://" + "A" * 32, "mcp-data://nonsense"):
             with pytest.raises(MCPError) as raised:
                 await session.read_resource(asked)
             errors.append((raised.value.error.code, raised.value.error.message))
     message = (
-        "No data at this uri is kept for you: it expired (data is kept 1 seconds, "
+        "No data at this uri is kept for you: it expired (data is kept 0.5 seconds, "
         "MCP_DATA_TTL), or it was never kept for you. Call the tool that made it again, and "
         "read its data within that time."
     )
@@ -294,7 +392,7 @@ def test_keep_data_outside_a_call_says_where_to_call_it() -> None:
             keep_data(b"x", name="x", media_type="csv")
         with pytest.raises(ValueError, match=r"^keep_data needs a name"):
             keep_data(b"x", name=" ")
-        with pytest.raises(TypeError, match=r"^keep_data keeps bytes or str, not int$"):
+        with pytest.raises(TypeError, match=r"^keep_data keeps bytes, str, the path of a file"):
             keep_data(7, name="x")  # type: ignore[arg-type]
     assert kept.text(link) == "é"
     assert (link["media_type"], link["size"]) == ("text/plain", 2)

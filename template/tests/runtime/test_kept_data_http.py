@@ -2,19 +2,32 @@
 process: each caller reads only its own (another's answers as unknown data does, in
 ``resources/read``, in ``read_data`` and in the download), ``GET /data/<id>`` with
 ``Range`` requests, a result of megabytes after progress reports read by the SDK's
-client on its defaults in both eras, and data kept on Redis across a restart."""
+client on its defaults in both eras; curl and wget resuming a cut download; data kept in
+a directory and on an object store, read through another process and after a restart;
+and a write its killed process left, swept by another."""
 
 import base64
+import contextlib
 import json
+import os
+import signal
+import sqlite3
+import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import obstore
 import pytest
 import redis
+from cryptography.fernet import Fernet
+from obstore.store import S3Store
 
+from mcp_runtime.data.sealing import OVERHEAD
 from mcp_runtime.testing import LocalIssuer, RunningServer, connect_http, run_server
 
 SLOW_SERVICE = [sys.executable, str(Path(__file__).with_name("slow_service.py"))]
@@ -123,7 +136,6 @@ def test_data_a_task_keeps_is_its_callers_and_linked_from_its_result(
         ("bytes=2990-", 206, 2990, 3000),
         ("bytes=-10", 206, 2990, 3000),
         ("bytes=100-99999", 206, 100, 3000),
-        ("bytes=0-1,5-6", 200, 0, 3000),
     ],
 )
 def test_a_download_answers_the_range_it_is_asked_for(
@@ -138,7 +150,9 @@ def test_a_download_answers_the_range_it_is_asked_for(
     assert got.content == kept_content(3000, False)[first:end]
     assert got.headers["content-type"] == "application/octet-stream"
     assert got.headers["accept-ranges"] == "bytes"
-    assert got.headers["content-disposition"] == "attachment; filename*=UTF-8''cube.bin"
+    assert got.headers["content-disposition"] == (
+        "attachment; filename=\"cube.bin\"; filename*=UTF-8''cube.bin"
+    )
     assert got.headers["cache-control"] == "private, no-store"
     assert got.headers.get("content-range") == (
         f"bytes {first}-{end - 1}/3000" if status == 206 else None
@@ -151,17 +165,46 @@ def test_a_range_past_the_end_is_refused_and_head_sends_no_body(
     issuer, server = guarded
     headers = bearer(issuer, "dave")
     file = keep(server, headers, size=10)
-    past = httpx2.get(
-        server.base_url + file["download"], headers=headers | {"range": "bytes=10-"}, timeout=30
-    )
-    head = httpx2.head(server.base_url + file["download"], headers=headers, timeout=30)
-    posted = httpx2.post(server.base_url + file["download"], headers=headers, timeout=30)
-    assert (past.status_code, past.json()) == (
+    url = server.base_url + file["download"]
+    past = httpx2.get(url, headers=headers | {"range": "bytes=10-"}, timeout=30)
+    head = httpx2.head(url, headers=headers | {"range": "bytes=0-1"}, timeout=30)
+    posted = httpx2.post(url, headers=headers, timeout=30)
+    assert (past.status_code, past.content, past.headers["content-range"]) == (
         416,
-        {"error": "range_not_satisfiable", "detail": "the data has 10 bytes"},
+        b"",
+        "bytes */10",
     )
     assert (head.status_code, head.headers["content-length"], head.content) == (200, "10", b"")
     assert posted.status_code == 405
+
+
+@pytest.mark.parametrize("program", ["curl", "wget"])
+def test_curl_and_wget_resume_a_cut_download(
+    guarded: tuple[LocalIssuer, RunningServer], tmp_path: Path, program: str
+) -> None:
+    """A file of 3 MB whose first megabyte a cut download left: ``curl -C -`` and ``wget -c``
+    ask for the rest (206), and the file is whole."""
+    issuer, server = guarded
+    headers = bearer(issuer, "frank")
+    file = keep(server, headers, size=3_000_000, name="cube.bin", source="stream")
+    content = kept_content(3_000_000, False)
+    target = tmp_path / "cube.bin"
+    target.write_bytes(content[:1_000_000])
+    url = server.base_url + file["download"]
+    auth = f"authorization: {headers['authorization']}"
+    if program == "curl":
+        command = ["curl", "-sS", "-f", "-C", "-", "-H", auth, "-o", str(target)]
+        command += ["-w", "%{http_code} %{size_download}", url]
+    else:
+        command = ["wget", "-c", "-S", "--header", auth, "-O", str(target), url]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == content
+    if program == "curl":
+        assert done.stdout == "206 2000000"
+    else:
+        assert "HTTP/1.1 206 Partial Content" in done.stderr
+        assert "content-range: bytes 1000000-2999999/3000000" in done.stderr.lower()
 
 
 @pytest.mark.anyio
@@ -188,32 +231,144 @@ async def test_megabytes_after_progress_reach_the_sdk_client_on_its_defaults(
     assert base64.b64decode(read.contents[0].blob) == kept_content(size, False)
 
 
+def served_data(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The environment of a slow service serving its ``data`` toolset with ``env``."""
+    return {"SLOW_SERVICE_DIR": str(tmp_path), "MCP_TOOLSETS": "data", "MCP_AUTH": "none", **env}
+
+
+def read_through(server: RunningServer, file: dict[str, Any]) -> tuple[bytes, bytes]:
+    """``file``'s data through ``server``: by ``resources/read`` and by its download."""
+    [contents] = rpc(server, "resources/read", {"uri": file["uri"]}, {}).json()["result"][
+        "contents"
+    ]
+    read = contents["text"].encode() if "text" in contents else base64.b64decode(contents["blob"])
+    return read, httpx2.get(server.base_url + file["download"], timeout=30).content
+
+
 @pytest.mark.any_python  # the store, whatever the Python
-def test_data_kept_on_redis_is_read_after_a_restart(
-    task_store: dict[str, str], tmp_path: Path
+def test_data_in_a_directory_is_read_by_another_process_and_after_a_restart(
+    tmp_path: Path,
 ) -> None:
-    env = {
-        "SLOW_SERVICE_DIR": str(tmp_path),
-        "MCP_TOOLSETS": "data",
-        "MCP_AUTH": "none",
-        **task_store,
-    }
+    """Two processes on one directory, with no Redis (its ledger is an SQLite file in it),
+    then a third after they stopped: each reads what the first kept. The directory holds
+    the datum sealed: neither its object nor the ledger has its name, media type or
+    content in clear."""
+    folder = tmp_path / "data"
+    env = served_data(
+        {"MCP_DATA_URL": str(folder), "MCP_TASK_KEYS": Fernet.generate_key().decode()}, tmp_path
+    )
     content = kept_content(250_000, True)  # 2.5 MB: three chunks of the store
-    with run_server(SLOW_SERVICE, env=env) as first:
-        file = keep(first, {}, size=250_000, text=True, name="rows.csv")
-    with run_server(SLOW_SERVICE, env=env) as second:
-        read = rpc(second, "resources/read", {"uri": file["uri"]}, {})
-        got = httpx2.get(second.base_url + file["download"], timeout=30)
-    [contents] = read.json()["result"]["contents"]
-    assert contents["mimeType"] == "text/csv"
-    assert contents["text"].encode() == content
-    assert got.content == content
-    store = redis.Redis.from_url(task_store["MCP_TASKS_URL"])
+    with run_server(SLOW_SERVICE, env=env) as one, run_server(SLOW_SERVICE, env=env) as two:
+        file = keep(one, {}, size=250_000, text=True, name="rows.csv", source="stream")
+        assert read_through(two, file) == (content, content)
+    with run_server(SLOW_SERVICE, env=env) as three:
+        assert read_through(three, file) == (content, content)
     data_id = file["uri"].removeprefix("mcp-data://")
-    record = store.hgetall(f"mcp-data:slow-service:{data_id}")
-    assert sorted(record) == [b"0", b"1", b"2", b"chunks", b"expires", b"meta", b"owner", b"size"]
-    assert 3590 < store.ttl(f"mcp-data:slow-service:{data_id}") <= 3600
-    stored = b"".join(value for value in record.values() if isinstance(value, bytes))
+    kept = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    assert [name for name in kept if "ledger" not in name] == [
+        f"slow-service/{data_id[:2]}/{data_id}"
+    ]
+    stored = b"".join(path.read_bytes() for path in folder.rglob("*") if path.is_file())
     assert b"rows.csv" not in stored
     assert b"text/csv" not in stored
     assert content[1_000_000:1_000_040] not in stored
+
+
+@pytest.mark.any_python  # the store, whatever the Python
+def test_data_on_an_object_store_is_read_through_another_process_and_redis_holds_no_byte(
+    object_store: dict[str, str], task_store: dict[str, str], tmp_path: Path
+) -> None:
+    """Two processes on one bucket (moto's S3 server), the ledger on Redis: the second
+    reads what the first kept, whole and by range; the bucket holds one object, sealed,
+    and Redis a few hundred bytes of ledger for three megabytes."""
+    env = served_data(object_store | task_store, tmp_path)
+    content = kept_content(3_000_000, False)
+    with run_server(SLOW_SERVICE, env=env) as one, run_server(SLOW_SERVICE, env=env) as two:
+        file = keep(one, {}, size=3_000_000, name="cube.bin", source="stream")
+        assert read_through(two, file) == (content, content)
+        ranged = httpx2.get(
+            two.base_url + file["download"], headers={"range": "bytes=2000000-2000099"}
+        )
+    assert (ranged.status_code, ranged.content) == (206, content[2_000_000:2_000_100])
+    data_id = file["uri"].removeprefix("mcp-data://")
+    bucket = S3Store(
+        object_store["MCP_DATA_URL"][5:-5],
+        endpoint=object_store["AWS_ENDPOINT_URL"],
+        access_key_id="test",
+        secret_access_key="test",
+        region="us-east-1",
+        client_options={"allow_http": True},
+    )
+    listed = [meta["path"] for batch in obstore.list(bucket) for meta in batch]
+    assert listed == [f"kept/slow-service/{data_id[:2]}/{data_id}"]
+    stored = bytes(obstore.get(bucket, listed[0]).bytes())
+    assert len(stored) == 3_000_000 + 3 * OVERHEAD
+    assert b"cube.bin" not in stored
+    assert content[1_000_000:1_000_040] not in stored
+    ledger = redis.Redis.from_url(task_store["MCP_TASKS_URL"])
+    keys = [f"mcp-data:slow-service:{key}" for key in (f"entry:{data_id}", "counted:anonymous")]
+    used = [ledger.memory_usage(key) for key in [*keys, "mcp-data:slow-service:due"]]
+    assert all(0 < (size or 0) < 1000 for size in used), used
+    entry: dict[bytes, bytes] = ledger.hgetall(keys[0])  # type: ignore[assignment]
+    assert sorted(entry) == [
+        b"counted",
+        b"deadline",
+        b"kept_at",
+        b"meta",
+        b"owner",
+        b"state",
+        b"version",
+    ]
+    assert b"cube.bin" not in b"".join(entry.values())
+
+
+@pytest.mark.any_python  # processes and a signal, whatever the Python
+def test_a_write_its_process_left_is_swept_by_another(tmp_path: Path) -> None:
+    """A process killed (SIGKILL) while it streams a datum into a directory leaves part of
+    an object; another process on the directory removes it, and its count, within a
+    lease or so."""
+    folder = tmp_path / "data"
+    env = served_data(
+        {
+            "MCP_DATA_URL": str(folder),
+            "MCP_TASK_KEYS": Fernet.generate_key().decode(),
+            "MCP_TASK_LEASE": "1",
+        },
+        tmp_path,
+    )
+    with run_server(SLOW_SERVICE, env=env) as killed:
+        arguments = {"size": 40_000_000, "source": "stream", "pause": 0.01, "name": "cut.bin"}
+        params = {"name": "kept", "arguments": arguments}
+
+        def call_until_killed() -> None:
+            with contextlib.suppress(httpx2.HTTPError):
+                rpc(killed, "tools/call", params, {})
+
+        threading.Thread(target=call_until_killed, daemon=True).start()
+        ledger = folder / "slow-service" / "ledger.sqlite3"
+        # Its first pieces are written, and counted, and the rest is still to come.
+        wait_until(lambda: ledger.exists() and counted(ledger) > 0)
+        os.killpg(killed.process.pid, signal.SIGKILL)
+        killed.process.wait()
+    assert any(folder.rglob("*.part"))
+    with run_server(SLOW_SERVICE, env=env):
+        wait_until(lambda: not any(folder.rglob("*.part")) and counted(ledger) == 0)
+    assert [
+        path.name for path in folder.rglob("*") if path.is_file() and "ledger" not in path.name
+    ] == []
+
+
+def counted(ledger: Path) -> int:
+    """The bytes the data in ``ledger`` count, for every owner (0 while it has no tables)."""
+    with contextlib.closing(sqlite3.connect(ledger)) as db:
+        try:
+            return int(db.execute("SELECT COALESCE(SUM(counted), 0) FROM owners").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.05)

@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parents[2] / "src" / "mcp_runtime"
-BELOW_SERVING = {"sdk", "config", "observability", "auth", "execution", "contract", "tasks"}
+BELOW_SERVING = {
+    "sdk",
+    "config",
+    "observability",
+    "auth",
+    "data",
+    "execution",
+    "contract",
+    "tasks",
+}
 # Each part, and the other parts it may import. The public modules are parts too:
 # ``api`` is mcp_runtime/__init__.py and __main__.py, ``testing`` is mcp_runtime/testing.py.
 MAY_IMPORT: dict[str, set[str]] = {
@@ -21,9 +30,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": set(),
     "observability": {"sdk", "config"},
     "auth": {"sdk", "config"},
-    "execution": {"sdk", "config", "observability"},
-    "contract": {"sdk", "config", "observability", "auth", "execution"},
-    "tasks": {"sdk", "config", "observability", "auth", "execution", "contract"},
+    "data": {"config"},
+    "execution": {"sdk", "config", "observability", "data"},
+    "contract": {"sdk", "config", "observability", "auth", "data", "execution"},
+    "tasks": {"sdk", "config", "observability", "auth", "data", "execution", "contract"},
     "serving": BELOW_SERVING,
     "api": BELOW_SERVING | {"serving"},
     "devtools": BELOW_SERVING | {"serving", "api", "testing"},

@@ -138,9 +138,11 @@ def check_written(
     report: str,
     mypy_cache: str,
     tasked: frozenset[str] = frozenset(),
+    keeping: frozenset[str] = frozenset(),
 ) -> None:
     """The service with the new tools passes scripts/lint; their tests pass (a task tool,
-    one of ``tasked``, has a test more: a run that takes its task over), collected
+    one of ``tasked``, has a test more: a run that takes its task over; a tool that keeps
+    data, one of ``keeping``, two more: a run taken over, a file too large), collected
     beside the runtime's tests of the same file names; the contract snapshot records each
     new tool once, as served, and ``contract`` reports what it did before (for a fresh
     service: no difference)."""
@@ -168,7 +170,7 @@ def check_written(
         "tests/runtime/",
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    passed = 3 * len(tools) + len(tasked)
+    passed = 3 * len(tools) + len(tasked) + 2 * len(keeping)
     assert tested.stdout.splitlines()[-1].startswith(f"{passed} passed"), tested.stdout
 
     assert sorted(recorded_tools(service)) == sorted([*before, *tools])
@@ -217,7 +219,12 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
     ).read_bytes()
     recorded = json.loads((service / "contract" / "tools.json").read_text())["tools"]
     http = next(entry for entry in recorded if entry["name"] == "http")
-    assert set(http["outputSchema"]["oneOf"][0]["properties"]) == {"message", "rows", "file"}
+    assert set(http["outputSchema"]["oneOf"][0]["properties"]) == {
+        "message",
+        "request_id",
+        "rows",
+        "file",
+    }
     support = {entry["name"]: entry.get("execution") for entry in recorded}
     assert {name: support[name] for name in ("serving", "cli", "http", "gate")} == {
         "serving": None,
@@ -226,7 +233,8 @@ def test_toolsets_and_a_tool_named_like_runtime_modules_and_tests_are_created(
         "gate": {"taskSupport": "required"},
     }
     tools = {"serving", "cli", "http", "gate"}
-    check_written(service, tools, before, report, mypy_cache, tasked=frozenset({"cli", "gate"}))
+    tasked, keeping = frozenset({"cli", "gate"}), frozenset({"http"})
+    check_written(service, tools, before, report, mypy_cache, tasked=tasked, keeping=keeping)
 
 
 @pytest.mark.parametrize("keeps_data", [False, True], ids=["", "keeps-data"])

@@ -74,6 +74,7 @@ AuthMode = Literal["oauth", "demo-header", "none"]
 
 
 TASK_STORE_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+DATA_STORE_SCHEMES = ("file", "memory", "s3", "s3a", "gs", "az", "abfs", "abfss", "azure")
 
 
 class SettingsError(Exception):
@@ -174,6 +175,15 @@ class ServiceSettings(BaseSettings):
         "first seals, any opens (`<service> task-key` prints one); required to keep tasks "
         "on Redis",
     )
+    data_url: str = Field(
+        "",
+        description="where the data tools keep for their callers (keep_data) is stored: a "
+        "directory (a path, or file:///path; shared by the worker processes of one machine, "
+        "or by replicas that mount one volume), an object store (s3://bucket/prefix, "
+        "gs://bucket/prefix, az://container/prefix; its credentials from the environment, "
+        "as its own tools read them), or memory:// (this process, for tests); unset: "
+        "~/.local/state/mcp-data",
+    )
     data_ttl: float = Field(
         3600.0,
         gt=0,
@@ -181,16 +191,23 @@ class ServiceSettings(BaseSettings):
         "then it is removed",
     )
     max_data_bytes: int = Field(
-        256 * 1024 * 1024,
+        64 * 1024**3,
         gt=0,
-        description="largest data one keep_data keeps, in bytes; a tool that keeps more answers "
-        "isError (data_too_large)",
+        description="largest datum one keep_data keeps, in bytes (64 GiB: a retrieved product "
+        "of tens of GB); a tool that keeps more answers isError (data_too_large)",
     )
     max_data_bytes_per_caller: int = Field(
-        1024 * 1024 * 1024,
+        256 * 1024**3,
         gt=0,
-        description="most bytes of data kept for one caller at once; a call that would keep "
-        "more answers isError (data_too_large) until some of it expires",
+        description="most bytes of data kept for one caller at once (256 GiB: four of the "
+        "largest data); a call that would keep more answers isError (data_too_large) until "
+        "some of it expires",
+    )
+    data_signed_urls: bool = Field(
+        False,
+        description="on an object store, store data as it is (protected by the store's own "
+        "encryption and access rules, not sealed by the service) and answer a download "
+        "with a redirect to a URL the store signs for five minutes",
     )
     data_tool: Literal["auto", "true", "false"] = Field(
         "auto",
@@ -315,6 +332,26 @@ class ServiceSettings(BaseSettings):
             raise ValueError(
                 "name memory:// (tasks kept in this process) or a Redis URL, such as "
                 "redis://localhost:6379/0 (rediss:// for TLS, unix:// for a socket)"
+            )
+        return value
+
+    @field_validator("data_url")
+    @classmethod
+    def _data_url(cls, value: str) -> str:
+        value = value.strip()
+        scheme = urlsplit(value).scheme
+        if value == "memory://" or scheme in DATA_STORE_SCHEMES:
+            if scheme != "file" and scheme != "memory" and not urlsplit(value).netloc:
+                raise ValueError(
+                    f"{value} names no bucket: name it and a prefix, such as s3://bucket/data"
+                )
+            if scheme == "file" and not urlsplit(value).path.startswith("/"):
+                raise ValueError("a file URL names an absolute path, such as file:///var/lib/data")
+            return value
+        if scheme and len(scheme) > 1:  # not a Windows drive letter
+            raise ValueError(
+                "name a directory (a path, or file:///path), an object store "
+                "(s3://bucket/prefix, gs://bucket/prefix, az://container/prefix) or memory://"
             )
         return value
 

@@ -51,13 +51,14 @@ from mcp_runtime.contract.output_contract import (
 )
 from mcp_runtime.contract.tool_metadata import TaskSupport
 from mcp_runtime.contract.tool_result import ToolError
-from mcp_runtime.execution.in_flight import owner_of
-from mcp_runtime.execution.kept_data import (
+from mcp_runtime.data.keeping import (
+    CallData,
     DataLimitError,
     DataStoreError,
-    StagedData,
-    staging_data,
+    KeptDatum,
+    serving_data,
 )
+from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
@@ -208,10 +209,13 @@ class ContractTool(SDKTool):
         *,
         task: bool = False,
         timeout: float | None = None,
+        task_id: str | None = None,
     ) -> tuple[CallToolResult, Outcome]:
-        """:meth:`run`, with the call's outcome; ``task``: the call runs as a task, held to
-        ``timeout`` (by default the policy's ``task_timeout``), and its result is read whole
-        from the task's store (so the stream's size limit never applies)."""
+        """:meth:`run`, with the call's outcome; ``task``: the call runs as a task (the run
+        of task ``task_id``), held to ``timeout`` (by default the policy's
+        ``task_timeout``), and its result is read whole from the task's store (so the
+        stream's size limit never applies). The data the tool keeps is kept only once the
+        answer linking it is within its size (:meth:`_keeping`)."""
         started = time.perf_counter()
         outcome = Outcome.CANCELLED
         settings = self.state.settings
@@ -221,12 +225,19 @@ class ContractTool(SDKTool):
             metrics = self.state.metrics
             metrics.started(self.name)
             try:
-                async with reporting_progress(context) as progress:
+                async with (
+                    reporting_progress(context) as progress,
+                    serving_data(self.state.data, caller_digest(current_caller()), task_id) as data,
+                ):
                     if timeout is None:
                         timeout = self.policy.task_timeout if task else self.policy.timeout
                     result, outcome = await self._answer(arguments, timeout)
+                    linked = self._linked(result, data) if outcome == Outcome.OK else []
+                    result = _with_links(result, linked)
                     streamed = progress.streamed and not task
                     result, outcome = self._within_size(result, outcome, streamed)
+                    if linked and outcome == Outcome.OK:
+                        result, outcome = await self._keeping(result, data, linked)
             finally:
                 duration = time.perf_counter() - started
                 log_call(self.name, outcome, duration)
@@ -255,10 +266,7 @@ class ContractTool(SDKTool):
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
         owner = owner_of(request_token())
         state = self.state
-        with (
-            staging_data() as staged,
-            state.calls.call(self.name, owner, request_id(), timeout) as call,
-        ):
+        with state.calls.call(self.name, owner, request_id(), timeout) as call:
             try:
                 value = await self.caller.call(
                     arguments, parsed, state.threads, self.policy.max_threads
@@ -269,6 +277,8 @@ class ContractTool(SDKTool):
                 raise
             except DataLimitError as exc:
                 return self._too_much_data(exc)
+            except DataStoreError as exc:
+                return self._unkept(exc), Outcome.EXCEPTION
             except BaseException as exc:
                 if _is_cancellation(exc):
                     raise
@@ -299,44 +309,34 @@ class ContractTool(SDKTool):
             return result, Outcome.CONTRACT_VIOLATION
         if result.is_error:
             return result, Outcome.TOOL_ERROR
-        return await self._keeping(result, staged)
+        return result, Outcome.OK
+
+    @staticmethod
+    def _linked(result: CallToolResult, data: CallData) -> list[KeptDatum]:
+        """The data the call kept that ``result`` links (its text names each one's URI)."""
+        if not data.kept:
+            return []
+        text = result.content[0].text if isinstance(result.content[0], TextContent) else ""
+        return [datum for datum in data.kept if datum.link["uri"] in text]
 
     async def _keeping(
-        self, result: CallToolResult, staged: list[StagedData]
+        self, result: CallToolResult, data: CallData, linked: list[KeptDatum]
     ) -> tuple[CallToolResult, Outcome]:
-        """``result``, once the data its tool kept and linked in it is stored for the caller,
-        with a ``resource_link`` item for each beside its text; ``isError`` instead when
-        the data cannot be kept (past a limit, or the store did not answer)."""
-        text = result.content[0].text if isinstance(result.content[0], TextContent) else ""
-        linked = [item for item in staged if item.link["uri"] in text]
-        if not linked:
-            return result, Outcome.OK
+        """``result`` (with a ``resource_link`` item for each datum it links), once the data
+        its tool kept and linked in it is kept for the caller; ``isError`` instead when the
+        data cannot be kept (past a limit, or the store did not answer), and then none of
+        it is."""
         try:
-            if self.state.data is None:
+            if data.store is None:
                 raise RuntimeError("the tool's server keeps no data: build it with build_server")
-            await self.state.data.keep(caller_digest(current_caller()), linked)
+            await data.commit(datum.link["uri"] for datum in linked)
         except DataLimitError as exc:
             return self._too_much_data(exc)
         except DataStoreError as exc:
-            message = (
-                f"Tool '{self.name}' answered with data the service could not keep for you "
-                f"(error id {exc.error_id}; the service's log says why): call it again later."
-            )
-            return error_result(message), Outcome.EXCEPTION
+            return self._unkept(exc), Outcome.EXCEPTION
         except Exception as exc:
             return self._exception_answer(exc)
-        links = [
-            ResourceLink(
-                type="resource_link",
-                uri=item.link["uri"],
-                name=item.name,
-                mime_type=item.media_type,
-                size=len(item.content),
-                description=item.link["how_to_read"],
-            )
-            for item in linked
-        ]
-        return result.model_copy(update={"content": [*result.content, *links]}), Outcome.OK
+        return result, Outcome.OK
 
     def _within_size(
         self, result: CallToolResult, outcome: Outcome, streamed: bool
@@ -373,6 +373,14 @@ class ContractTool(SDKTool):
                 "result as one JSON body, or ask for less at once."
             )
         return self._error(ToolError(error="result_too_large", detail=message)), Outcome.TOO_LARGE
+
+    def _unkept(self, exc: DataStoreError) -> CallToolResult:
+        """``isError`` for data the store could not keep."""
+        message = (
+            f"Tool '{self.name}' kept data the service could not store for you (error id "
+            f"{exc.error_id}; the service's log says why): call it again later."
+        )
+        return self._error(ToolError(error="unavailable", detail=message))
 
     def _too_much_data(self, exc: DataLimitError) -> tuple[CallToolResult, Outcome]:
         """``isError`` (``data_too_large``) for data past the service's limits."""
@@ -503,3 +511,21 @@ def _safe_str(exc: BaseException) -> str:
         return str(exc)
     except Exception:
         return ""
+
+
+def _with_links(result: CallToolResult, linked: list[KeptDatum]) -> CallToolResult:
+    """``result`` with a ``resource_link`` item for each datum in ``linked``, beside its text."""
+    if not linked:
+        return result
+    links = [
+        ResourceLink(
+            type="resource_link",
+            uri=datum.link["uri"],
+            name=datum.link["name"],
+            mime_type=datum.link["media_type"],
+            size=datum.link["size"],
+            description=datum.link["how_to_read"],
+        )
+        for datum in linked
+    ]
+    return result.model_copy(update={"content": [*result.content, *links]})

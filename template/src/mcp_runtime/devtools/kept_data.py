@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from mcp_runtime.execution.kept_data import DataLink, StagedData, staging_data
+from mcp_runtime.data.keeping import CallData, DataLink, collecting_data
 
 __all__ = ["KeptData", "kept_data"]
 
@@ -11,19 +11,19 @@ __all__ = ["KeptData", "kept_data"]
 class KeptData:
     """The data the tools called in a :func:`kept_data` block kept, by the link each got."""
 
-    def __init__(self, staged: list[StagedData]) -> None:
-        self._staged = staged
+    def __init__(self, data: CallData) -> None:
+        self._data = data
 
     @property
     def links(self) -> list[DataLink]:
         """The link of each datum kept, in the order kept."""
-        return [item.link for item in self._staged]
+        return [datum.link for datum in self._data.kept]
 
     def content(self, link: DataLink) -> bytes:
         """The bytes kept under ``link``; ``KeyError`` when no tool in the block kept it."""
-        for item in self._staged:
-            if item.link["uri"] == link["uri"]:
-                return item.content
+        for datum in self._data.kept:
+            if datum.link["uri"] == link["uri"] and datum.content is not None:
+                return datum.content
         raise KeyError(f"no tool called in the block kept {link['uri']}")
 
     def text(self, link: DataLink) -> str:
@@ -34,6 +34,7 @@ class KeptData:
 @contextmanager
 def kept_data() -> Iterator[KeptData]:
     """Call tools inside the block directly (``tool.ainvoke``), as a test does: the data
-    they keep stays in memory, for the test to read back by its link."""
-    with staging_data() as staged:
-        yield KeptData(staged)
+    they keep (of any source: bytes, a file, an iterator) stays in memory, for the test to
+    read back by its link."""
+    with collecting_data() as data:
+        yield KeptData(data)

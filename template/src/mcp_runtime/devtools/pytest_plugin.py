@@ -3,6 +3,9 @@
 Loaded by ``-p mcp_runtime.devtools.pytest_plugin`` in ``pyproject.toml``, so that
 ``tests/conftest.py`` stays the service team's file.
 
+The data tools keep in a test is kept in a temporary folder (``MCP_DATA_URL``), unless the
+environment names a place.
+
 ``uv run pytest`` runs the team's tests and the runtime's checks of the team's tools
 (:data:`TEAM_CHECKS`: the startup gate on every tool, the published contract). The rest
 of the runtime's own suite in ``tests/runtime/`` runs with ``--runtime-suite`` (the
@@ -10,6 +13,9 @@ service's CI passes it), or when it is named: ``uv run pytest tests/runtime``.
 """
 
 import logging
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,8 +43,16 @@ ANY_PYTHON = (
 )
 
 
+DATA_URL = "MCP_DATA_URL"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", ANY_PYTHON)
+    if not os.environ.get(DATA_URL):
+        # The tests keep data in a folder of their own, never in the developer's.
+        folder = tempfile.mkdtemp(prefix="mcp-test-data-")
+        os.environ[DATA_URL] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -70,6 +70,20 @@ class Names:
     def words(self) -> str:
         return self.tool.replace("_", " ")
 
+    @property
+    def store(self) -> str:
+        """The example data store of a tool that keeps data."""
+        return f"{self.tool}_store"
+
+    @property
+    def store_class(self) -> str:
+        return self.result_class.removesuffix("Result") + "Store"
+
+    @property
+    def request(self) -> str:
+        """The checkpoint's type of a tool that keeps data."""
+        return self.result_class.removesuffix("Result") + "Request"
+
 
 @dataclass
 class Plan:
@@ -133,6 +147,7 @@ def plan_toolset(
         toolset=toolset,
         tool=names.tool,
         tool_code=tool_code(names, task, keeps_data),
+        standard_imports=standard_import_lines(keeps_data),
         runtime_import=runtime_import(runtime_names(task, keeps_data)),
     )
     return Plan(
@@ -171,7 +186,8 @@ def plan_tool(
     original = path.read_text()
     tree = ast.parse(original)
     defined = bound_names(tree)
-    for taken in (names.tool, names.result_class, names.records, f"{names.tool}_csv"):
+    taken_names = (names.tool, names.result_class, names.records, names.store)
+    for taken in (*taken_names, names.store_class, names.request):
         if taken in defined:
             raise ScaffoldError(
                 f"{relative(path)} already defines {taken!r}: choose another tool name."
@@ -250,7 +266,13 @@ def tool_code(names: Names, task: str | None = None, keeps_data: bool = False) -
     if keeps_data:
         task_line = f'    task="{task}",\n' if task else ""
         return DATA_TOOL.substitute(
-            tool=names.tool, result=names.result_class, words=names.words, task=task_line
+            tool=names.tool,
+            result=names.result_class,
+            words=names.words,
+            task=task_line,
+            store=names.store,
+            store_class=names.store_class,
+            request=names.request,
         )
     if task is None:
         return TOOL.substitute(
@@ -293,6 +315,7 @@ def tool_tests(
         imported=imported,
         call_test=call_test,
         arguments=arguments,
+        store=names.store,
     )
 
 
@@ -319,10 +342,35 @@ def runtime_names(task: str | None = None, keeps_data: bool = False) -> list[str
     """What the tool's code imports from ``mcp_runtime``, sorted as ruff sorts them."""
     names = ["ToolError", "ToolResult", "tool_metadata"]
     if keeps_data:
-        names += ["DataLink", "keep_data"]
-    elif task:
+        names += ["DataLink", "keep_data_async", "reserve_data_async"]
+    if keeps_data or task:
         names += ["last_checkpoint", "report_progress", "save_checkpoint"]
     return sorted(names, key=lambda name: (not name[0].isupper(), name))
+
+
+def standard_imports(keeps_data: bool = False) -> list[tuple[str, str | None]]:
+    """What the tool's code imports from the standard library: ``(module, name)``, or
+    ``(module, None)`` for ``import module``."""
+    needed: list[tuple[str, str | None]] = [("typing", "Annotated"), ("typing", "NotRequired")]
+    if keeps_data:
+        needed += [("asyncio", None), ("time", None), ("collections.abc", "AsyncIterator")]
+        needed += [("typing", "TypedDict")]
+    return needed
+
+
+def standard_import_lines(keeps_data: bool = False) -> str:
+    """The standard library's imports of a new toolset module, as ruff sorts them."""
+    needed = standard_imports(keeps_data)
+    plain = sorted(module for module, name in needed if name is None)
+    named: dict[str, list[str]] = {}
+    for module, name in needed:
+        if name is not None:
+            named.setdefault(module, []).append(name)
+    lines = [f"import {module}" for module in plain]
+    lines += [
+        f"from {module} import {', '.join(sorted(named[module]))}" for module in sorted(named)
+    ]
+    return "\n".join(lines)
 
 
 def runtime_import(names: list[str]) -> str:
@@ -335,19 +383,17 @@ def runtime_import(names: list[str]) -> str:
 
 def missing_imports(tree: ast.Module, task: str | None = None, keeps_data: bool = False) -> str:
     """Import lines the tool's code needs and ``tree`` lacks (ruff sorts them after)."""
-    imported: set[tuple[str, str]] = set()
+    imported: set[tuple[str, str | None]] = set()
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module:
             imported |= {(node.module, alias.name) for alias in node.names}
-    needed = [
-        ("typing", "Annotated"),
-        ("typing", "NotRequired"),
-        ("langchain_core.tools", "tool"),
-        ("pydantic", "Field"),
-    ]
+        elif isinstance(node, ast.Import):
+            imported |= {(alias.name, None) for alias in node.names}
+    needed = standard_imports(keeps_data)
+    needed += [("langchain_core.tools", "tool"), ("pydantic", "Field")]
     needed += [("mcp_runtime", name) for name in runtime_names(task, keeps_data)]
     return "".join(
-        f"from {module} import {name}\n"
+        f"import {module}\n" if name is None else f"from {module} import {name}\n"
         for module, name in needed
         if (module, name) not in imported
     )
@@ -475,8 +521,9 @@ TASK_HELP = (
 )
 
 KEEPS_DATA_HELP = (
-    "make the tool one that keeps a file of any size for its caller and links it from its "
-    "result (keep_data); see docs/large-results.md"
+    "make the tool one that retrieves a file of any size from a data store that queues "
+    "requests (it reserves the file's size, submits once, polls, and streams the file into "
+    "kept data) and links it from its result; see docs/large-results.md"
 )
 
 NEW_TOOLSET_HELP = """\

@@ -18,8 +18,11 @@ isort section of its own, before the package's). The placeholders:
 
 A task tool (``--task``) is ``TASK_TOOL``, a job over several keys that checkpoints each
 record it fetches, with ``TASK_TOOL_TESTS``. A tool that keeps data (``--keeps-data``) is
-``DATA_TOOL``, which keeps a file of any size for its caller and links it, with
-``DATA_TOOL_TESTS`` and ``DATA_CALL_TEST``.
+``DATA_TOOL``, the pattern of a data store that queues each request: it reserves the
+file's size, submits the request once (a typed checkpoint), polls it, and streams the
+file into kept data as it comes, with ``DATA_TOOL_TESTS`` and ``DATA_CALL_TEST``; it adds
+``$request``, ``$store_class`` and ``$store``, the names of its checkpoint's type, its
+example store's class and that store.
 """
 
 from string import Template
@@ -48,15 +51,19 @@ IMPORTED = {
     "save_checkpoint": "a task tool's module imports it from mcp_runtime",
     "report_progress": "a task tool's module imports it from mcp_runtime",
     "task_run": "a task tool's tests import it from mcp_runtime.testing",
-    "keep_data": "a tool that keeps data imports it from mcp_runtime",
+    "keep_data_async": "a tool that keeps data imports it from mcp_runtime",
+    "reserve_data_async": "a tool that keeps data imports it from mcp_runtime",
+    "asyncio": "a tool that keeps data imports it",
+    "time": "a tool that keeps data imports it",
     "kept_data": "the tests of a tool that keeps data import it from mcp_runtime.testing",
+    "using_settings": "the tests of a tool that keeps data import it from mcp_runtime",
 }
 
 # A toolset module with one tool.
 TOOLSET = Template('''\
 """The ${toolset} toolset."""
 
-from typing import Annotated, NotRequired
+${standard_imports}
 
 from langchain_core.tools import tool
 from pydantic import Field
@@ -257,72 +264,158 @@ async def test_${tool}_taken_over_fetches_only_the_records_after_its_checkpoint(
 
 ${call_test}''')
 
-# A tool that keeps data: a file of any size, kept for its caller and linked from its
-# result (docs/large-results.md).
+# A tool that keeps data: the pattern of a data store that queues each request and then
+# answers a file of any size. The tool reserves the file's size before the long work,
+# submits the request once (a checkpoint), polls it, and streams the file into kept data
+# as it comes, for its caller, linked from its result (docs/large-results.md).
 DATA_TOOL = Template('''\
-# Example data: replace with the real source (an archive's client, a query, ...).
-def ${tool}_csv(dataset: str, rows: int) -> str:
-    """The rows of ``dataset`` the source answers, as CSV."""
-    return "row,value\\n" + "".join(f"{row},{dataset}-{row}\\n" for row in range(1, rows + 1))
+class ${request}(TypedDict):
+    """What ${tool} checkpoints: the data store's id of the request it submitted."""
+
+    request_id: str
+
+
+# Example data store: replace it with your store's client.
+class ${store_class}:
+    """A stand-in for a data store that queues each request, then answers its result as a
+    file read a chunk at a time, as archives of scientific data do."""
+
+    SECONDS_IN_QUEUE = 0.1
+    submitted = 0  # requests submitted so far, by this process
+
+    def expected_size(self, dataset: str, rows: int) -> int:
+        """The size of the file a request answers, as the store says before the work."""
+        return 10 + rows * (len(dataset) + 20)
+
+    async def submit(self, dataset: str, rows: int) -> str:
+        """Queue a request; its id."""
+        ${store_class}.submitted += 1
+        return f"{dataset}:{rows}:{time.time() + self.SECONDS_IN_QUEUE:.3f}"
+
+    async def waiting(self, request_id: str) -> float:
+        """How many seconds the request still waits in the queue."""
+        return max(0.0, float(request_id.rsplit(":", 1)[1]) - time.time())
+
+    async def download(self, request_id: str) -> AsyncIterator[bytes]:
+        """The file the request answers, a chunk at a time."""
+        dataset, rows, _ = request_id.rsplit(":", 2)
+        yield b"row,value\\n"
+        for first in range(1, int(rows) + 1, 10_000):
+            last = min(first + 10_000, int(rows) + 1)
+            yield "".join(f"{row},{dataset}-{row}\\n" for row in range(first, last)).encode()
+
+
+${store} = ${store_class}()
 
 
 class ${result}(ToolResult):
     """Rows of a ${words} dataset: a file of any size, kept for the caller and linked."""
 
+    request_id: NotRequired[Annotated[str, Field(max_length=200)]]
     rows: NotRequired[int]
     file: NotRequired[DataLink]
 
 
 @tool_metadata(
-    title="Extract ${words} rows as a file",
+    title="Retrieve ${words} rows as a file",
     read_only=True,
     destructive=False,
     idempotent=True,
-    open_world=False,
+    open_world=True,
 ${task})
 @tool
-def ${tool}(
+async def ${tool}(
     dataset: Annotated[
-        str, Field(max_length=100, description="The dataset to extract, such as 'example'.")
+        str, Field(max_length=100, description="The dataset to retrieve, such as 'example'.")
     ],
-    rows: Annotated[int, Field(ge=1, le=10_000_000, description="How many rows to extract.")] = 10,
+    rows: Annotated[int, Field(ge=1, le=10_000_000, description="How many rows to retrieve.")] = 10,
 ) -> ${result} | ToolError:
-    """Extract rows of a ${words} dataset as a CSV file, of any size.
+    """Retrieve rows of a ${words} dataset from the data store as a CSV file, of any size.
 
-    The file is kept for you and linked from the result: read it with resources/read,
-    download it, or read it page by page with the tool read_data.
+    The store queues each request: call it as a task when your client can. The file is
+    kept for you and linked from the result: read it with resources/read, download it,
+    or read it page by page with the tool read_data.
     """
     name = dataset.strip()
     if not name:
         return ToolError(
             error="invalid_argument",
-            detail='The dataset is blank: name one, such as "example".',
+            detail=\'The dataset is blank: name one, such as "example".\',
         )
-    file = keep_data(${tool}_csv(name, rows), name=f"{name}.csv", media_type="text/csv")
-    return ${result}(message=f"{rows} rows of {name}, in {file['name']}.", rows=rows, file=file)
+    # A file larger than the service keeps is refused now, not after the wait in the queue.
+    await reserve_data_async(${store}.expected_size(name, rows))
+    # Submit once: a run that takes the task over polls the request already submitted.
+    checkpoint: ${request} | None = last_checkpoint()
+    if checkpoint is None:
+        checkpoint = ${request}(request_id=await ${store}.submit(name, rows))
+        save_checkpoint(checkpoint)
+    request_id = checkpoint["request_id"]
+    polls = 0
+    while (waiting := await ${store}.waiting(request_id)) > 0:
+        polls += 1
+        report_progress(polls, None, f"waiting in the data store\'s queue ({waiting:.0f} s left)")
+        await asyncio.sleep(min(waiting, 1.0))
+    # Streamed into kept data as it comes: the service holds a few chunks of it at a time.
+    file = await keep_data_async(
+        ${store}.download(request_id), name=f"{name}.csv", media_type="text/csv"
+    )
+    return ${result}(
+        message=f"{rows} rows of {name}, in {file[\'name\']} ({file[\'size\']} bytes).",
+        request_id=request_id,
+        rows=rows,
+        file=file,
+    )
 ''')
 
-# The tests of a tool that keeps data: a direct call, and a call over MCP (or its refusal).
+# The tests of a tool that keeps data: direct calls (the file, a blank dataset, a file too
+# large refused before the work, a run that takes the task over), and a call over MCP.
 DATA_TOOL_TESTS = Template('''\
 """The ${tool} tool of the ${toolset} toolset."""
 
 import pytest
 ${imported}
-from mcp_runtime.testing import MCPServer, connect, kept_data
-from ${module} import ${tool}
+from mcp_runtime import DataLimitError, ServiceSettings, using_settings
+from mcp_runtime.testing import MCPServer, connect, kept_data, task_run
+from ${module} import ${tool}, ${store}
 
 CSV = "row,value\\n1,example-1\\n2,example-2\\n"
 
 
-def test_${tool}_keeps_the_file_and_links_it() -> None:
+@pytest.mark.anyio
+async def test_${tool}_keeps_the_file_and_links_it() -> None:
     with kept_data() as kept:
-        result = ${tool}.invoke(${arguments})
+        result = await ${tool}.ainvoke(${arguments})
     assert kept.text(result["file"]) == CSV
     assert (result["rows"], result["file"]["name"]) == (2, "example.csv")
 
 
-def test_${tool}_blank_dataset_is_an_invalid_argument() -> None:
-    assert ${tool}.invoke({"dataset": " "})["error"] == "invalid_argument"
+@pytest.mark.anyio
+async def test_${tool}_blank_dataset_is_an_invalid_argument() -> None:
+    assert (await ${tool}.ainvoke({"dataset": " "}))["error"] == "invalid_argument"
+
+
+@pytest.mark.anyio
+async def test_${tool}_too_large_a_file_is_refused_before_it_is_submitted() -> None:
+    submitted = ${store}.submitted
+    with (
+        kept_data(),
+        using_settings(ServiceSettings(max_data_bytes=1000)),
+        pytest.raises(DataLimitError),
+    ):
+        await ${tool}.ainvoke({"dataset": "example", "rows": 1000})
+    assert ${store}.submitted == submitted
+
+
+@pytest.mark.anyio
+async def test_${tool}_taken_over_polls_the_request_already_submitted() -> None:
+    request_id = await ${store}.submit("example", 2)  # the request of an earlier run
+    submitted = ${store}.submitted
+    with kept_data() as kept:
+        async with task_run({"request_id": request_id}) as run:
+            result = await ${tool}.ainvoke(${arguments})
+    assert (${store}.submitted, run.saved) == (submitted, [])
+    assert result["request_id"] == request_id
+    assert kept.text(result["file"]) == CSV
 
 
 ${call_test}''')

@@ -11,6 +11,7 @@ global: two servers built in one process, as tests build them, share nothing.
 from typing import Any
 
 from mcp_runtime.config.settings import ServiceSettings
+from mcp_runtime.data.store import DataStore
 from mcp_runtime.execution.in_flight import InFlight, OpenRequests
 from mcp_runtime.execution.tool_threads import ToolThreads
 from mcp_runtime.observability.metrics import CallMetrics
@@ -39,4 +40,4 @@ class ServiceState:
         self.calls = InFlight()
         self.requests = OpenRequests()
         self.tasks: Any = None  # the service's TaskEngine, when it serves task tools
-        self.data: Any = None  # the service's DataStore: the data its tools keep
+        self.data: DataStore | None = None  # the data its tools keep

@@ -190,20 +190,27 @@ class ServiceApp:
         self.probes.ready = ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan" and self.state.tasks is not None:
-            receive = self._closing_tasks(receive)
+        if scope["type"] == "lifespan" and (self.state.tasks, self.state.data) != (None, None):
+            receive = self._closing_stores(receive)
         await self.app(scope, receive, send)
 
-    def _closing_tasks(self, receive: Receive) -> Receive:
-        """``receive``, starting the task engine when the app starts, and closing it when
-        the app is told to shut down (once it has drained)."""
+    def _closing_stores(self, receive: Receive) -> Receive:
+        """``receive``, starting the task engine and the upkeep of kept data when the app
+        starts, and closing them when the app is told to shut down (once it has drained)."""
+        state = self.state
 
         async def closing() -> Message:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self.state.tasks.start()
+                if state.tasks is not None:
+                    state.tasks.start()
+                if state.data is not None and state.data.in_use:
+                    state.data.start()
             elif message["type"] == "lifespan.shutdown":
-                await self.state.tasks.close()
+                if state.tasks is not None:
+                    await state.tasks.close()
+                if state.data is not None:
+                    await state.data.close()
             return message
 
         return closing

@@ -18,6 +18,7 @@ from mcp_runtime.contract.result_size import streamed_size_warnings
 from mcp_runtime.contract.served_tool import CallPolicy, ContractTool
 from mcp_runtime.contract.toolsets import Service, Toolset, find_service
 from mcp_runtime.contract.violations import ContractViolation
+from mcp_runtime.data.places import open_data_store
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.sdk.server import (
     AuthSettings,
@@ -29,17 +30,16 @@ from mcp_runtime.sdk.server import (
     without_sdk_spans,
 )
 from mcp_runtime.sdk.tools import served_tools
-from mcp_runtime.serving.invalid_params import ParamsErrors
-from mcp_runtime.serving.kept_data import (
+from mcp_runtime.serving.data_reads import (
     DATA_TOOL,
     data_tool,
     declares_data_link,
     read_kept_data,
 )
-from mcp_runtime.tasks.data import DataStore
+from mcp_runtime.serving.invalid_params import ParamsErrors
 from mcp_runtime.tasks.engine import EngineSettings, TaskEngine
 from mcp_runtime.tasks.protocol import TaskMethods, TaskRouting
-from mcp_runtime.tasks.sealing import DataSeal, Seal
+from mcp_runtime.tasks.sealing import Seal, new_key
 
 __all__ = [
     "UnknownToolsetError",
@@ -114,14 +114,10 @@ def build_server(
         engine.serve(task_tools)
         state.tasks = engine
         state.calls.on_draining(engine.stop_taking)
-    store = state.data or DataStore(
-        settings.tasks_url,
-        name,
-        data_seal(settings, engine),
-        max_per_caller=settings.max_data_bytes_per_caller,
-        workers=settings.workers,
-    )
+    own_key = engine.seal.keys[0] if engine is not None else new_key()
+    store = state.data or open_data_store(settings, name, settings.task_key_list, own_key)
     state.data = store
+    store.in_use = any(declares_data_link(tool.output_schema or {}) for tool in tools)
     if serves_data_tool(settings, tools):
         reader = to_mcp_tool(data_tool(store, settings), policy=policy, state=state)
         reader.runtime_owned = True
@@ -142,17 +138,6 @@ def build_server(
         advertise_tasks(server)
     logger.debug("startup gate: the %d tools of %s keep the contract", len(tools), name)
     return without_sdk_spans(server)
-
-
-def data_seal(settings: ServiceSettings, engine: TaskEngine | None) -> DataSeal | None:
-    """The seal of the data the tools keep: of ``MCP_TASK_KEYS``; on ``memory://``, the task
-    engine's own or one of this process's; None on Redis without a key (keeping data is
-    then refused, saying so)."""
-    if settings.task_key_list:
-        return Seal(settings.task_key_list).for_data()
-    if settings.tasks_in_memory:
-        return (engine.seal if engine is not None else Seal.for_this_process()).for_data()
-    return None
 
 
 def serves_data_tool(settings: ServiceSettings, tools: Sequence[ContractTool]) -> bool:

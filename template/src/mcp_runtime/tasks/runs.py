@@ -183,7 +183,7 @@ class TaskRuns:
             scope.enter_context(running_task(run))
             try:
                 result, outcome = await tool.serve(
-                    request.arguments, context, task=True, timeout=left
+                    request.arguments, context, task=True, timeout=left, task_id=task_id
                 )
             except BaseException:
                 run.discard()  # cancelled: its record says so already

@@ -7,24 +7,17 @@ store holds none of it in clear. ``MCP_TASK_KEYS`` holds the service's keys,
 comma-separated: the first seals, any of them opens, so that a key is replaced by
 putting the new one first and dropping the old one once the tasks it sealed have
 expired. ``<service> task-key`` prints a new key. The data tools keep for their callers
-(``keep_data``) is sealed with the same keys, chunk by chunk (:class:`DataSeal`).
+(``keep_data``) is sealed with the same keys (:mod:`mcp_runtime.data.sealing`).
 """
 
 import asyncio
-import base64
-import hashlib
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-__all__ = ["DataSeal", "Seal", "SealError", "new_key"]
+__all__ = ["Seal", "SealError", "new_key"]
 
 
 ASIDE_BYTES = 64 * 1024
@@ -53,10 +46,6 @@ class Seal:
         """A seal with a key of this process's own, for tasks kept in its memory."""
         return cls([new_key()])
 
-    def for_data(self) -> "DataSeal":
-        """The seal of kept data, under the same keys."""
-        return DataSeal(self.keys)
-
     def close(self, value: Any) -> str:
         """``value`` (JSON) sealed."""
         data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
@@ -83,41 +72,3 @@ class Seal:
                 "a task's sealed record opens with none of MCP_TASK_KEYS: the key that "
                 "sealed it was dropped before the task expired"
             ) from None
-
-
-class DataSeal:
-    """Seals kept data (:mod:`mcp_runtime.tasks.data`) chunk by chunk with AES-256-GCM,
-    under a key derived from each of the service's keys (HKDF-SHA256): the first seals,
-    any opens. Each sealed chunk is bound to its ``label`` (its datum and place), so no
-    chunk opens in another's place; it costs 33 bytes more than the chunk, not a third."""
-
-    VERSION = b"\x01"
-
-    def __init__(self, keys: Sequence[str]) -> None:
-        self._keys: list[tuple[bytes, AESGCM]] = []
-        for key in keys:
-            derived = HKDF(
-                algorithm=hashes.SHA256(), length=32, salt=None, info=b"mcp-runtime kept data"
-            ).derive(base64.urlsafe_b64decode(key))
-            self._keys.append((hashlib.sha256(derived).digest()[:4], AESGCM(derived)))
-
-    def close(self, data: bytes | memoryview, label: bytes) -> bytes:
-        """``data`` sealed, bound to ``label``."""
-        key_id, aead = self._keys[0]
-        nonce = os.urandom(12)
-        return self.VERSION + key_id + nonce + aead.encrypt(nonce, bytes(data), label)
-
-    def open(self, sealed: bytes, label: bytes) -> bytes:
-        """The data ``sealed`` holds; raises :class:`SealError` when no key opens it (or
-        it was sealed for another ``label``)."""
-        key_id, nonce, body = sealed[1:5], sealed[5:17], sealed[17:]
-        for known, aead in self._keys:
-            if known == key_id and sealed[:1] == self.VERSION:
-                try:
-                    return aead.decrypt(nonce, body, label)
-                except InvalidTag:
-                    break
-        raise SealError(
-            "kept data opens with none of MCP_TASK_KEYS: the key that sealed it was "
-            "dropped before the data expired"
-        )

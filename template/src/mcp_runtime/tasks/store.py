@@ -1,7 +1,7 @@
-"""The task store as the engine uses it: the errors that say it did not answer, its
-client's pool, and the engine's scripts, each a step that must happen whole, in one
-round trip, on Redis as on the embedded store (``memory://``), which lacks some commands
-(``SCARD``) and runs the rest.
+"""The task store as the engine uses it: the errors that say it did not answer and its
+client's pool (:mod:`mcp_runtime.config.stores`'s), and the engine's scripts, each a step
+that must happen whole, in one round trip, on Redis as on the embedded store
+(``memory://``), which lacks some commands (``SCARD``) and runs the rest.
 
 A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sealed
 ``request``, then ``runs``, ``takeovers``, a sealed ``checkpoint``, and once it has ended
@@ -10,9 +10,8 @@ A task's record is a hash (``owner``, ``tool``, ``created``, ``ttl_ms``, the sea
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
-from redis.exceptions import RedisError
+from mcp_runtime.config.stores import STORE_ERRORS, pooled
 
 __all__ = [
     "BEGIN",
@@ -33,12 +32,6 @@ __all__ = [
 STATUS_FIELDS = ("owner", "tool", "created", "ttl_ms", "status", "message", "ended")
 """The fields of a record that say whose task it is and how it stands: all a status read
 needs (the sealed request, checkpoint and result, which may be large, are not among them)."""
-
-STORE_ERRORS = (RedisError, OSError)
-"""What the store's client raises when the store does not answer (or, redis-py's
-``MaxConnectionsError``, when its pool has no free connection)."""
-POOL_SIZE = 512
-"""The store client's connections (the URL's ``max_connections`` when it names none)."""
 
 CREATE = """
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -146,12 +139,3 @@ class TaskStoreError(Exception):
         super().__init__(error_id)
         self.error_id = error_id
         self.busy = busy
-
-
-def pooled(url: str) -> str:
-    """``url`` with a pool of :data:`POOL_SIZE` connections, unless it names its own."""
-    if url == "memory://" or urlsplit(url).scheme == "redis+sentinel":
-        return url
-    if any(name == "max_connections" for name, _ in parse_qsl(urlsplit(url).query)):
-        return url
-    return f"{url}{'&' if urlsplit(url).query else '?'}max_connections={POOL_SIZE}"

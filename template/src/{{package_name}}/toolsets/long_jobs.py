@@ -10,18 +10,21 @@ goes on from its last checkpoint (``save_checkpoint``). See docs/long-calls.md.
 - ``prepare_report`` writes a report section by section (a second a section here),
   and checkpoints each section it has written: a run that takes the task over writes
   only the sections after them.
-- ``retrieve_records`` shows the pattern of a data store that queues requests: submit
-  the request, checkpoint the store's request id, poll it until it is ready, fetch the
-  result. A run that takes the task over polls the request already submitted instead
-  of submitting it again, and loses no place in the store's queue. The file it
-  retrieves, of any size, is kept for its caller (``keep_data``): its result links it,
-  and the caller reads it apart (docs/large-results.md).
+- ``retrieve_records`` shows the pattern of a data store that queues requests: reserve
+  the size of the file the request will answer (a request too large is refused at once,
+  not after hours in the queue), submit the request, checkpoint the store's request id,
+  poll it until it is ready, and stream the file it answers into kept data as it comes
+  (``keep_data_async``: the service holds a few chunks of it at a time, whatever its
+  size). A run that takes the task over polls the request already submitted instead of
+  submitting it again, and loses no place in the store's queue. The result links the
+  file, and the caller reads it apart (docs/large-results.md).
 """
 
 import asyncio
 import hashlib
 import time
-from typing import Annotated, NotRequired
+from collections.abc import AsyncIterator
+from typing import Annotated, NotRequired, TypedDict
 
 from langchain_core.tools import tool
 from pydantic import Field
@@ -30,9 +33,10 @@ from mcp_runtime import (
     DataLink,
     ToolError,
     ToolResult,
-    keep_data,
+    keep_data_async,
     last_checkpoint,
     report_progress,
+    reserve_data_async,
     save_checkpoint,
     tool_metadata,
 )
@@ -80,12 +84,17 @@ async def prepare_report(
 class DemoStore:
     """A stand-in for a data store that queues retrievals, as scientific archives do:
     ``submit`` queues a request and answers its id, ``waiting`` says how many seconds it
-    still waits, ``fetch`` answers its records once it is ready. Replace it with your
-    store's client. (Here a request's id carries its query and when it is ready, so any
-    process can poll it.)"""
+    still waits, ``download`` answers its file a chunk at a time once it is ready, and
+    ``expected_size`` says how large that file will be before any of it. Replace it with
+    your store's client. (Here a request's id carries its query and when it is ready, so
+    any process can poll it.)"""
 
     SECONDS_IN_QUEUE = 3.0
+    ROWS_AT_ONCE = 10_000
     submitted = 0  # requests submitted so far, by this process
+
+    def expected_size(self, dataset: str, count: int) -> int:
+        return len("record,value\n") + count * (len(str(count)) + 18)
 
     def submit(self, dataset: str, count: int) -> str:
         DemoStore.submitted += 1
@@ -95,18 +104,35 @@ class DemoStore:
     def waiting(self, request_id: str) -> float:
         return max(0.0, float(request_id.rsplit(":", 1)[1]) - time.time())
 
-    def fetch(self, request_id: str) -> str:
-        """The records of a request, as the CSV file the store answers."""
+    async def download(self, request_id: str) -> AsyncIterator[bytes]:
+        """The file of a request's records (CSV), as the store answers it: in chunks."""
         dataset, count, _ = request_id.rsplit(":", 2)
-        rows = [
+        yield b"record,value\n"
+        for first in range(1, int(count) + 1, self.ROWS_AT_ONCE):
+            last = min(first + self.ROWS_AT_ONCE, int(count) + 1)
+            yield self._rows(dataset, first, last).encode()
+
+    def fetch(self, request_id: str) -> str:
+        """The whole file of a request's records, at once (for tests)."""
+        dataset, count, _ = request_id.rsplit(":", 2)
+        return "record,value\n" + self._rows(dataset, 1, int(count) + 1)
+
+    @staticmethod
+    def _rows(dataset: str, first: int, last: int) -> str:
+        return "".join(
             f"{n},{hashlib.sha256(f'{dataset}{n}'.encode()).hexdigest()[:16]}\n"
-            for n in range(1, int(count) + 1)
-        ]
-        return "record,value\n" + "".join(rows)
+            for n in range(first, last)
+        )
 
 
 store = DemoStore()
 POLL_SECONDS = 1.0
+
+
+class RecordsRequest(TypedDict):
+    """What ``retrieve_records`` checkpoints: the data store's id of its request."""
+
+    request_id: str
 
 
 class RecordsResult(ToolResult):
@@ -137,19 +163,24 @@ async def retrieve_records(
             error="invalid_argument",
             detail='The dataset is blank: name one, such as "rainfall".',
         )
+    # A file larger than the service keeps is refused now, not after the wait in the queue.
+    await reserve_data_async(store.expected_size(name, count))
     # Submit once: a run that takes the task over polls the request already submitted.
-    request_id = (last_checkpoint() or {}).get("request_id")
-    if request_id is None:
-        request_id = store.submit(name, count)
-        save_checkpoint({"request_id": request_id})
+    checkpoint: RecordsRequest | None = last_checkpoint()
+    if checkpoint is None:
+        checkpoint = RecordsRequest(request_id=store.submit(name, count))
+        save_checkpoint(checkpoint)
+    request_id = checkpoint["request_id"]
     polls = 0
     while (waiting := store.waiting(request_id)) > 0:
         polls += 1
         # The status message is kept in clear: it says where the job is, not what it asked.
         report_progress(polls, None, f"waiting in the data store's queue ({waiting:.0f} s left)")
         await asyncio.sleep(min(POLL_SECONDS, waiting))
-    # The file may be of any size: kept for the caller, and linked from the result.
-    file = keep_data(store.fetch(request_id), name=f"{name}.csv", media_type="text/csv")
+    # Streamed into kept data as it comes, whatever its size: linked from the result.
+    file = await keep_data_async(
+        store.download(request_id), name=f"{name}.csv", media_type="text/csv"
+    )
     return RecordsResult(
         message=f"{count} records of {name} (request {request_id}), in the file "
         f"{file['name']} linked here ({file['size']} bytes).",

@@ -1,33 +1,40 @@
-"""Kept data over plain HTTP: ``GET /data/<id>`` (and ``HEAD``), with ``Range`` requests.
+"""Kept data over plain HTTP: ``GET /data/<id>`` (and ``HEAD``), resumable.
 
-A program that wants the file a tool kept for its caller (``keep_data``) downloads it
-here with the caller's credential (its bearer token under ``MCP_AUTH=oauth``), a chunk of
-the store at a time: the service never holds the whole file for a download. One byte
-range (``Range: bytes=a-b``, ``a-`` or ``-n``) answers 206; a range past the end, 416; a
-request for several ranges, the whole file (as HTTP allows). Another caller's data
-answers 404, as unknown or expired data does.
+A program that wants the file a tool kept for its caller downloads it here with the
+caller's credential (its bearer token under ``MCP_AUTH=oauth``), streamed from the data
+store a few chunks at a time: the service never holds the file, and reads only the chunks
+a range needs, and no more once the client has gone. Its validators (``ETag``,
+``Last-Modified``), conditional requests and ranges follow RFC 9110
+(:mod:`mcp_runtime.serving.ranges`), so ``curl -C -``, ``wget -c`` and ranged downloaders
+such as ``multiurl`` resume a cut download; ``Content-Disposition`` names the file.
+Another caller's data answers 404, as unknown or expired data does. With
+``MCP_DATA_SIGNED_URLS``, a download is redirected (307) to a URL the object store signs
+for :data:`SIGNED_SECONDS`.
 """
 
-import re
-from urllib.parse import quote
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.auth.oauth import caller_digest, caller_of
 from mcp_runtime.config.settings import ServiceSettings
-from mcp_runtime.execution.kept_data import DOWNLOAD_PATH, DataStoreError, data_id_of
+from mcp_runtime.data.keeping import DOWNLOAD_PATH, data_id_of
+from mcp_runtime.data.store import DataStore, DataStoreError, KeptData, content_disposition
 from mcp_runtime.sdk.bearer import BearerCheck
+from mcp_runtime.serving.data_reads import not_found
 from mcp_runtime.serving.front.answers import respond
-from mcp_runtime.serving.kept_data import not_found
-from mcp_runtime.tasks.data import DataStore, KeptData
+from mcp_runtime.serving.ranges import Answer, Validators, decide
 
-__all__ = ["Downloads", "RangeNotSatisfiableError", "byte_range"]
+__all__ = ["SIGNED_SECONDS", "Downloads"]
 
-RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+logger = logging.getLogger(__name__)
 
-
-class RangeNotSatisfiableError(Exception):
-    """A byte range that starts past the end of the data (or asks for its last 0 bytes)."""
+SIGNED_SECONDS = 300
+"""How long a signed URL a download is redirected to reads the data."""
 
 
 class Downloads:
@@ -70,59 +77,135 @@ class Downloads:
                 detail = not_found(self.settings)
                 await respond(send, 404, {"error": "not_found", "detail": detail})
                 return
-            await self._send(kept, scope, send)
+            url = await self.store.signed_url(kept, SIGNED_SECONDS)
         except DataStoreError as exc:
             detail = (
                 f"The service could not read the data from its store (error id "
                 f"{exc.error_id}; the service's log says why): download it again later."
             )
             await respond(send, 503, {"error": "unavailable", "detail": detail})
-
-    async def _send(self, kept: KeptData, scope: Scope, send: Send) -> None:
-        headers = {key.decode("latin-1").lower(): value for key, value in scope["headers"]}
-        asked = headers.get("range")
-        try:
-            found = byte_range(asked.decode("latin-1"), kept.size) if asked is not None else None
-        except RangeNotSatisfiableError:
-            detail = f"the data has {kept.size} bytes"
-            await respond(send, 416, {"error": "range_not_satisfiable", "detail": detail})
             return
-        start, end = (0, kept.size) if found is None else found
-        status = 200 if found is None else 206
-        filename = quote(kept.name, safe="")
+        if url is not None:
+            headers = [(b"location", url.encode()), (b"cache-control", b"private, no-store")]
+            await send({"type": "http.response.start", "status": 307, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._send(kept, scope, receive, send)
+
+    async def _send(self, kept: KeptData, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {
+            key.decode("latin-1").lower(): value.decode("latin-1")
+            for key, value in scope["headers"]
+        }
+        validators = Validators(f'"{kept.version}"', int(kept.kept_at))
+        answer = decide(scope["method"], headers, kept.size, validators)
         fields = [
-            (b"content-type", kept.media_type.encode("latin-1", errors="replace")),
-            (b"content-length", str(end - start).encode()),
-            (b"accept-ranges", b"bytes"),
-            (b"content-disposition", f"attachment; filename*=UTF-8''{filename}".encode()),
+            (b"etag", validators.etag.encode()),
+            (b"last-modified", validators.last_modified_text.encode()),
             (b"cache-control", b"private, no-store"),
+            (b"accept-ranges", b"bytes"),
         ]
-        if status == 206:
+        described = [
+            (b"content-type", kept.media_type.encode("latin-1", errors="replace")),
+            (b"content-disposition", content_disposition(kept.name).encode()),
+        ]
+        if answer.status in (304, 412, 416):
+            if answer.status == 416:
+                fields.append((b"content-range", f"bytes */{kept.size}".encode()))
+            fields.append((b"content-length", b"0"))
+            await send({"type": "http.response.start", "status": answer.status, "headers": fields})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        parts, length, boundary = _parts(kept, answer)
+        if answer.status == 200:
+            fields += described
+        elif len(answer.ranges) == 1:
+            start, end = answer.ranges[0]
             fields.append((b"content-range", f"bytes {start}-{end - 1}/{kept.size}".encode()))
-        await send({"type": "http.response.start", "status": status, "headers": fields})
-        if scope["method"] == "GET":
-            async for piece in self.store.read(kept, start, end):
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
+            if not answer.if_range:
+                fields += described
+        else:
+            kind = f"multipart/byteranges; boundary={boundary}".encode()
+            fields.append((b"content-type", kind))
+        fields.append((b"content-length", str(length).encode()))
+        await send({"type": "http.response.start", "status": answer.status, "headers": fields})
+        if scope["method"] == "HEAD":
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._stream(kept, parts, receive, send)
+
+    async def _stream(
+        self,
+        kept: KeptData,
+        parts: list[tuple[bytes, int, int]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Send each part (its heading, then its bytes from the store), until the last or
+        until the client leaves."""
+        left = asyncio.Event()
+        watch = asyncio.get_running_loop().create_task(_watch_leaving(receive, left))
+        try:
+            for heading, start, end in parts:
+                if heading:
+                    await send({"type": "http.response.body", "body": heading, "more_body": True})
+                async for piece in self._pieces(kept, start, end, left):
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+            if not left.is_set():
+                await send({"type": "http.response.body", "body": b""})
+        except (LookupError, DataStoreError) as exc:
+            # The response has begun: it ends short, and the client sees it cut.
+            what = "could not be read"
+            if isinstance(exc, LookupError):
+                what = "was removed while it was read"
+            logger.warning("a download of kept data ended early: the data %s", what)
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+
+    async def _pieces(
+        self, kept: KeptData, start: int, end: int, left: asyncio.Event
+    ) -> AsyncIterator[bytes]:
+        async for piece in self.store.read(kept, start, end):
+            if left.is_set():
+                return
+            yield piece
 
 
-def byte_range(header: str, size: int) -> tuple[int, int] | None:
-    """The bytes ``[start, end)`` of a ``Range`` header over ``size`` bytes; None to send
-    all (no range, several, or one that is not a byte range). Raises
-    :class:`RangeNotSatisfiableError`."""
-    matched = RANGE.match(header.strip())
-    if matched is None:
-        return None
-    first, last = matched.groups()
-    if not first and not last:
-        return None
-    if not first:  # the last n bytes
-        length = int(last)
-        if length == 0:
-            raise RangeNotSatisfiableError(header)
-        return max(0, size - length), size
-    start = int(first)
-    if start >= size:
-        raise RangeNotSatisfiableError(header)
-    end = size if not last else min(int(last) + 1, size)
-    return (start, end) if end > start else None
+def _parts(kept: KeptData, answer: Answer) -> tuple[list[tuple[bytes, int, int]], int, str]:
+    """The parts of the body (a heading, and the bytes ``[start, end)``), its length, and
+    the boundary of a ``multipart/byteranges`` body."""
+    if answer.status == 200:
+        return [(b"", 0, kept.size)], kept.size, ""
+    if len(answer.ranges) == 1:
+        start, end = answer.ranges[0]
+        return [(b"", start, end)], end - start, ""
+    boundary = secrets.token_hex(12)
+    kind = kept.media_type.encode("latin-1", errors="replace")
+    parts = []
+    length = 0
+    for number, (start, end) in enumerate(answer.ranges):
+        lead = b"\r\n" if number else b""
+        heading = (
+            lead
+            + f"--{boundary}\r\n".encode()
+            + b"content-type: "
+            + kind
+            + b"\r\n"
+            + f"content-range: bytes {start}-{end - 1}/{kept.size}\r\n\r\n".encode()
+        )
+        parts.append((heading, start, end))
+        length += len(heading) + end - start
+    closing = f"\r\n--{boundary}--\r\n".encode()
+    parts.append((closing, 0, 0))
+    return parts, length + len(closing), boundary
+
+
+async def _watch_leaving(receive: Receive, left: asyncio.Event) -> None:
+    """Set ``left`` once the client disconnects."""
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            left.set()
+            return

@@ -22,7 +22,7 @@ from mcp_runtime.auth.oauth import caller_digest, caller_of, current_caller
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.tool_metadata import tool_metadata
 from mcp_runtime.contract.tool_result import ToolError, ToolResult
-from mcp_runtime.execution.kept_data import (
+from mcp_runtime.data.keeping import (
     DATA_SCHEME,
     DataLink,
     DataStoreError,
@@ -30,6 +30,7 @@ from mcp_runtime.execution.kept_data import (
     is_text,
     size_text,
 )
+from mcp_runtime.data.store import DataStore, KeptData
 from mcp_runtime.sdk.context import request_token
 from mcp_runtime.sdk.hooks import ServerRequestContext
 from mcp_runtime.sdk.server import (
@@ -38,7 +39,6 @@ from mcp_runtime.sdk.server import (
     ResourceError,
     ResourceNotFoundError,
 )
-from mcp_runtime.tasks.data import DataStore, KeptData
 
 __all__ = [
     "DATA_TOOL",
