@@ -232,14 +232,15 @@ PIECES_READ: list[int] = []
 
 async def _stream(size: int, text: bool, pause: float, name: str) -> AsyncIterator[bytes]:
     """:func:`kept_content` in pieces of :data:`PIECE` bytes, counted in :data:`PIECES_READ`;
-    ``pause`` seconds after the first, which is marked by the file ``streaming-NAME``."""
+    ``pause`` seconds after each, the first marked by the file ``streaming-NAME``, which
+    holds the process's id."""
     content = kept_content(size, text)
     PIECES_READ.append(0)
     for start in range(0, max(1, len(content)), PIECE):
         PIECES_READ[-1] += 1
         yield content[start : start + PIECE]
         if pause and start == 0 and "SLOW_SERVICE_DIR" in os.environ:
-            (_folder() / f"streaming-{name}").touch()
+            (_folder() / f"streaming-{name}").write_text(str(os.getpid()))
         await anyio.sleep(pause)
 
 
@@ -328,7 +329,8 @@ def app() -> ServiceApp:
     configure_logging(settings.log_level, settings.log_format)
     chosen = settings.toolsets or ("slow",)
     toolsets = [toolset for toolset in TOOLSETS if toolset.name in chosen]
-    return build_app(build_server(toolsets, name="slow-service", settings=settings), settings)
+    name = os.environ.get("SLOW_SERVICE_NAME", "slow-service")
+    return build_app(build_server(toolsets, name=name, settings=settings), settings)
 
 
 if __name__ == "__main__":

@@ -372,3 +372,46 @@ def wait_until(condition: Callable[[], bool], seconds: float = 20) -> None:
     while not condition():
         assert time.monotonic() < deadline, "not in time"
         time.sleep(0.05)
+
+
+@pytest.mark.any_python  # processes and a signal, whatever the Python
+def test_a_task_that_keeps_data_and_is_taken_over_keeps_it_once(
+    task_store: dict[str, str], tmp_path: Path
+) -> None:
+    """A task streaming a datum whose process is killed (SIGKILL) is taken over, and the
+    run that takes it over writes the datum again in its place: one object, counted once
+    against its caller, nothing left of the first write."""
+    folder, service = tmp_path / "data", f"once-{os.getpid()}"
+    env = served_data(
+        {
+            "MCP_DATA_URL": str(folder),
+            "MCP_TASK_LEASE": "2",
+            "MCP_TASK_POLL_INTERVAL": "0.05",
+            "SLOW_SERVICE_NAME": service,
+            **task_store,
+        },
+        tmp_path,
+    )
+    size = 12_000_000
+    ledger = redis.Redis.from_url(task_store["MCP_TASKS_URL"])
+    counted_key = f"mcp-data:{service}:counted:anonymous"
+    with run_server(SLOW_SERVICE, env=env) as one, run_server(SLOW_SERVICE, env=env) as two:
+        arguments = {"size": size, "source": "stream", "pause": 0.01, "name": "once.bin"}
+        params = {"name": "kept", "arguments": arguments, "task": {}}
+        task_id = rpc(one, "tools/call", params, {}).json()["result"]["task"]["taskId"]
+        marker = tmp_path / "streaming-once.bin"
+        wait_until(lambda: marker.exists() and int(ledger.get(counted_key) or 0) > 0)
+        doomed, survivor = (one, two) if marker.read_text() == str(one.process.pid) else (two, one)
+        [cut] = [path.name.split(".")[0] for path in folder.rglob("*.part")]
+        marker.unlink()
+        os.killpg(doomed.process.pid, signal.SIGKILL)
+        doomed.process.wait()
+        result = rpc(survivor, "tasks/result", {"taskId": task_id}, {}).json()["result"]
+        file = result["structuredContent"]["file"]
+        assert read_through(survivor, file)[1] == kept_content(size, False)
+    assert marker.read_text() == str(survivor.process.pid)  # the run that took it over
+    assert int(ledger.get(counted_key) or 0) == size
+    data_id = file["uri"].removeprefix("mcp-data://")
+    assert data_id == cut  # written again in the place of the write the kill cut
+    left = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    assert left == [f"{service}/{data_id[:2]}/{data_id}"]

@@ -52,7 +52,6 @@ from mcp_runtime.contract.output_contract import (
 from mcp_runtime.contract.tool_metadata import TaskSupport
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.data.keeping import (
-    CallData,
     DataLimitError,
     DataStoreError,
     KeptDatum,
@@ -227,7 +226,7 @@ class ContractTool(SDKTool):
             try:
                 async with (
                     reporting_progress(context) as progress,
-                    serving_data(self.state.data, caller_digest(current_caller()), task_id) as data,
+                    serving_data(self.state.data, _caller_owner, task_id) as data,
                 ):
                     if timeout is None:
                         timeout = self.policy.task_timeout if task else self.policy.timeout
@@ -312,24 +311,25 @@ class ContractTool(SDKTool):
         return result, Outcome.OK
 
     @staticmethod
-    def _linked(result: CallToolResult, data: CallData) -> list[KeptDatum]:
+    def _linked(result: CallToolResult, scope: serving_data) -> list[KeptDatum]:
         """The data the call kept that ``result`` links (its text names each one's URI)."""
-        if not data.kept:
+        data = scope.made
+        if data is None or not data.kept:
             return []
         text = result.content[0].text if isinstance(result.content[0], TextContent) else ""
         return [datum for datum in data.kept if datum.link["uri"] in text]
 
     async def _keeping(
-        self, result: CallToolResult, data: CallData, linked: list[KeptDatum]
+        self, result: CallToolResult, scope: serving_data, linked: list[KeptDatum]
     ) -> tuple[CallToolResult, Outcome]:
         """``result`` (with a ``resource_link`` item for each datum it links), once the data
         its tool kept and linked in it is kept for the caller; ``isError`` instead when the
         data cannot be kept (past a limit, or the store did not answer), and then none of
         it is."""
         try:
-            if data.store is None:
+            if scope.store is None:
                 raise RuntimeError("the tool's server keeps no data: build it with build_server")
-            await data.commit(datum.link["uri"] for datum in linked)
+            await scope.data.commit(datum.link["uri"] for datum in linked)
         except DataLimitError as exc:
             return self._too_much_data(exc)
         except DataStoreError as exc:
@@ -511,6 +511,11 @@ def _safe_str(exc: BaseException) -> str:
         return str(exc)
     except Exception:
         return ""
+
+
+def _caller_owner() -> str:
+    """Whose the data a call keeps is: its caller's digest."""
+    return caller_digest(current_caller())
 
 
 def _with_links(result: CallToolResult, linked: list[KeptDatum]) -> CallToolResult:

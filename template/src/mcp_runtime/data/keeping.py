@@ -35,7 +35,14 @@ import os
 import re
 import secrets
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Coroutine, Iterable, Iterator
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+)
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -324,27 +331,40 @@ class CallData:
         return asyncio.run_coroutine_threadsafe(step, self.loop).result()
 
 
-_call_data: ContextVar[CallData | None] = ContextVar("mcp_runtime_call_data", default=None)
-
-
 class serving_data:  # noqa: N801 (a context manager, named as what it does)
-    """The block serves one call, whose data is kept on ``store`` for ``owner`` (see
-    :class:`CallData`); leaving it removes what the call did not keep."""
+    """The block serves one call, whose data is kept on ``store`` for the owner
+    ``owner_of()`` names (see :class:`CallData`, made when the tool first keeps or
+    reserves data: a call that keeps none costs next to nothing); leaving it removes
+    what the call did not keep."""
 
-    __slots__ = ("data", "token")
+    __slots__ = ("loop", "made", "owner_of", "store", "task_id", "token")
 
-    def __init__(self, store: DataStore | None, owner: str, task_id: str | None = None) -> None:
-        self.data = CallData(store, owner, task_id)
+    def __init__(
+        self, store: DataStore | None, owner_of: Callable[[], str], task_id: str | None = None
+    ) -> None:
+        self.store = store
+        self.owner_of = owner_of
+        self.task_id = task_id
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.made: CallData | None = None
         self.token: Any = None
 
-    async def __aenter__(self) -> CallData:
-        self.data.loop = asyncio.get_running_loop()
-        self.token = _call_data.set(self.data)
-        return self.data
+    @property
+    def data(self) -> CallData:
+        """The call's data, made on first use."""
+        if self.made is None:
+            self.made = CallData(self.store, self.owner_of(), self.task_id, self.loop)
+        return self.made
+
+    async def __aenter__(self) -> "serving_data":
+        self.loop = asyncio.get_running_loop()
+        self.token = _call_data.set(self)
+        return self
 
     async def __aexit__(self, *_: object) -> None:
         _call_data.reset(self.token)
-        await self.data.end()
+        if self.made is not None:
+            await self.made.end()
 
 
 class collecting_data:  # noqa: N801 (a context manager, named as what it does)
@@ -357,11 +377,16 @@ class collecting_data:  # noqa: N801 (a context manager, named as what it does)
         self.token: Any = None
 
     def __enter__(self) -> CallData:
-        self.token = _call_data.set(self.data)
+        self.token = _call_data.set(self)
         return self.data
 
     def __exit__(self, *_: object) -> None:
         _call_data.reset(self.token)
+
+
+_call_data: ContextVar[serving_data | collecting_data | None] = ContextVar(
+    "mcp_runtime_call_data", default=None
+)
 
 
 # The tools' functions -----------------------------------------------------------------
@@ -444,14 +469,14 @@ def is_text(media_type: str) -> bool:
 
 
 def _current(function: str) -> CallData:
-    data = _call_data.get()
-    if data is None:
+    scope = _call_data.get()
+    if scope is None:
         raise RuntimeError(
             f"{function} keeps data for the caller of a tool call: call it from a tool the "
             "runtime serves (build_server); a test that calls the tool directly calls it "
             "inside mcp_runtime.testing.kept_data()"
         )
-    return data
+    return scope.data
 
 
 def _on_loop(data: CallData) -> bool:

@@ -102,8 +102,8 @@ owner, now."""
 
 DISCARD = """
 for i, key in ipairs(KEYS) do
-  local state = redis.call('HGET', key, 'state')
-  if i > 1 and state and state ~= 'removing' then
+  local state = i > 1 and redis.call('HGET', key, 'state')
+  if state and state ~= 'removing' then
     redis.call('HSET', key, 'state', 'removing', 'deadline', '0')
     redis.call('ZADD', KEYS[1], 0, ARGV[i - 1])
   end

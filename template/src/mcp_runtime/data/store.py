@@ -208,8 +208,13 @@ class DataStore:
         self, owner: str, data_id: str, name: str, media_type: str, reserved: int = 0
     ) -> "DatumWriter":
         """A writer of ``owner``'s datum ``data_id`` (``reserved`` bytes of which are
-        counted already). Raises :class:`DataStoreError` when the place cannot be written."""
+        counted already). Its entry is held before its object is begun, so that no sweep
+        of an earlier write of it (a task taken over) removes what this one writes.
+        Raises :class:`DataStoreError` when the place cannot be written."""
         self._require_keepable()
+        if reserved < MIN_COUNTED:
+            reserved = MIN_COUNTED
+            await self._count(owner, data_id, reserved, f"The data '{name}'", 0)
         headers = None
         if not self.sealed:
             headers = {"Content-Type": media_type, "Content-Disposition": content_disposition(name)}
