@@ -191,16 +191,17 @@ def test_kustomize_builds_every_object_with_the_released_image(named: Path) -> N
     for scaler in by_kind["HorizontalPodAutoscaler"].values():
         assert scaler["spec"]["scaleTargetRef"]["name"] in by_kind["Deployment"]
     store = f"{slug[:51].rstrip('-')}-tasks-store"
+    containers = [c for d in deployments for c in d["spec"]["template"]["spec"]["containers"]]
     secrets = {
         item["valueFrom"]["secretKeyRef"]["name"]
-        for d in deployments
-        for c in d["spec"]["template"]["spec"]["containers"]
+        for c in containers
         for item in c.get("env", [])
         if "secretKeyRef" in item.get("valueFrom", {})
     }
-    keys = f"{slug}-task-keys"
-    assert secrets == {store, keys}  # the two Secrets the docs say to create first
-    for secret in (store, keys):
+    secrets |= {item["secretRef"]["name"] for c in containers for item in c.get("envFrom", [])}
+    keys, data = f"{slug}-task-keys", f"{slug}-data-store"
+    assert secrets == {store, keys, data}  # the three Secrets the docs say to create first
+    for secret in (store, keys, data):
         assert (
             f"kubectl create secret generic {secret} "
             in (folder / "kustomization.yaml").read_text()

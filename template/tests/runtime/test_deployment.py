@@ -20,7 +20,7 @@ import yaml
 from mcp_runtime.config import service_defaults
 from mcp_runtime.config.settings import ServiceSettings, load_settings, require_http_auth
 from mcp_runtime.contract.toolsets import find_service
-from mcp_runtime.serving.server import build_server
+from mcp_runtime.serving.server import build_server, state_of
 from mcp_runtime.testing import run_server, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +178,28 @@ def test_what_tasks_keep_is_sealed_with_keys_from_a_secret_of_their_own(
     assert made in (ROOT / "docs" / "production.md").read_text()
 
 
+def test_replicas_keep_their_data_where_every_replica_reads_it(
+    container: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The data tools keep is on the object store a Secret of its own names, with its
+    credentials; the store it names is one the service keeps data on beside its tasks."""
+    data = f"{NAME}-data-store"
+    assert container["envFrom"] == [{"secretRef": {"name": data}}]
+    made = f"create secret generic {data} --from-literal=MCP_DATA_URL=s3://"
+    assert made in (MANIFESTS / "kustomization.yaml").read_text()
+    assert made in (ROOT / "docs" / "production.md").read_text()
+    monkeypatch.chdir(tmp_path)  # no .env
+    for name in [name for name in os.environ if name.startswith("MCP_")]:
+        monkeypatch.delenv(name)
+    for name, value in pod_environment(container).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MCP_DATA_URL", "s3://your-bucket/data")
+    settings = load_settings()
+    store = state_of(build_server(settings=settings), settings).data
+    assert store is not None
+    assert store.blobs.location == "the object store s3://your-bucket/data"
+
+
 def test_pods_are_scraped_on_the_container_port(
     deployment: dict[str, Any], container: dict[str, Any]
 ) -> None:
@@ -264,6 +286,7 @@ def test_the_images_run_lines_serve_as_pasted(
             monkeypatch.delenv(name)  # the image's environment has only its own settings
         monkeypatch.chdir(tmp_path)  # and no .env file
         environment = {**image_environment(), **settings}
+        environment["MCP_DATA_URL"] = str(tmp_path / "data")  # the image's volume, here a folder
         process = [sys.executable if part == "python" else part for part in json.loads(command)]
         with run_server(process, env=environment) as server:
             ready = httpx2.get(f"{server.base_url}/readyz")

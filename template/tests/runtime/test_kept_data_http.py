@@ -415,3 +415,28 @@ def test_a_task_that_keeps_data_and_is_taken_over_keeps_it_once(
     assert data_id == cut  # written again in the place of the write the kill cut
     left = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
     assert left == [f"{service}/{data_id[:2]}/{data_id}"]
+
+
+@pytest.mark.any_python  # the store, whatever the Python
+def test_with_signed_urls_a_download_is_sent_to_the_object_store(
+    object_store: dict[str, str], task_store: dict[str, str], tmp_path: Path
+) -> None:
+    """MCP_DATA_SIGNED_URLS: the object is stored as it is (the store's own encryption in
+    place of the service's seal) and a download answers 307 to a URL the store signs,
+    which gives the file; resources/read still reads it through the service."""
+    env = served_data(object_store | task_store | {"MCP_DATA_SIGNED_URLS": "true"}, tmp_path)
+    content = kept_content(2_500_000, False)
+    with run_server(SLOW_SERVICE, env=env) as server:
+        file = keep(server, {}, size=2_500_000, name="cube.bin", source="stream")
+        redirect = httpx2.get(server.base_url + file["download"], timeout=30)
+        read, _ = read_through(server, file)
+    assert redirect.status_code == 307
+    signed = redirect.headers["location"]
+    assert signed.startswith(object_store["AWS_ENDPOINT_URL"] + "/")
+    assert "X-Amz-Signature=" in signed
+    assert "X-Amz-Expires=300" in signed
+    got = httpx2.get(signed, timeout=30)
+    assert (got.status_code, got.content, read) == (200, content, content)
+    assert got.headers["content-disposition"] == (
+        "attachment; filename=\"cube.bin\"; filename*=UTF-8''cube.bin"
+    )
