@@ -45,6 +45,16 @@
    another, each followed by one turn of the event loop as a server gives it; the
    service's time a call against the SDK's MCPServer answering JSON, medians of rounds.
    The part of a call that is the app's own, without the HTTP server's.
+11. Data at scale (only when named: ``--sections 11``; ``--big`` adds 10 GiB), the service
+   on one core, its ledger on Redis: keeping a file of 1 GiB (and 10 GiB) on the
+   directory store, from the file's path and from an async iterator, against a copy of
+   the same file (``shutil.copyfile``, then ``fsync``), and downloading it
+   (``GET /data/<id>``) against Starlette's ``FileResponse`` of the same file, each as a
+   ratio to its floor, with the service's peak memory growth and Redis's memory growth;
+   20 downloads of 1 GiB at once against 20 ``FileResponse`` downloads; and 1 GiB on the
+   S3 store of moto's server (when moto is installed) against a plain upload to that
+   server and a read of it by the same ranges. ``BENCHMARK_DATA_DIR`` names the disk
+   folder to use (a temporary one otherwise: mind a ``/tmp`` held in memory).
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -243,6 +253,7 @@ class ServedProcess:
     """``http_targets.FACTORY`` under uvicorn in a process of its own, on one core."""
 
     last_pid: int | None = None  # the process of the last one started
+    pids: dict[str, int] = {}  # noqa: RUF012 - each one started, by its URL
 
     def __init__(self, factory: str, env: dict[str, str]) -> None:
         self.port = free_port()
@@ -273,7 +284,9 @@ class ServedProcess:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"{self.command} did not start") from None
                 time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}/mcp"
+        url = f"http://127.0.0.1:{self.port}/mcp"
+        ServedProcess.pids[url] = self.process.pid
+        return url
 
     def __exit__(self, *exc: object) -> None:
         assert self.process is not None
@@ -961,6 +974,7 @@ def section_8(calls: int, rounds: int, seconds: float) -> None:
         "MCP_AUTH": "none",
         "MCP_MAX_RESULT_BYTES": str(512 * 1024 * 1024),
         "MCP_MAX_DATA_BYTES_PER_CALLER": str(64 * 1024**3),  # every round keeps its data
+        "MCP_DATA_URL": tempfile.mkdtemp(prefix="mcp-data-bench-"),
         "MCP_LOG_LEVEL": "WARNING",
     }
     sizes = (1, 5, 20) if calls < 1000 else (1, 5, 20, 100)
@@ -1187,6 +1201,239 @@ def section_10(calls: int, rounds: int, seconds: float) -> None:
                     os.environ[name] = value
 
 
+GIB = 1024**3
+
+
+def gib_file(path: Path, size: int) -> None:
+    """A file of ``size`` bytes of varied content (not all zeros), written a block at a time."""
+    block = os.urandom(64 * 1024 * 1024)
+    with path.open("wb") as out:
+        left = size
+        while left > 0:
+            left -= out.write(block[: min(left, len(block))])
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def copied(source: Path, target: Path) -> float:
+    """The seconds of a copy of ``source`` (``shutil.copyfile``, then ``fsync``): the floor."""
+    os.sync()  # each write starts with no other's dirty pages to flush
+    started = time.perf_counter()
+    shutil.copyfile(source, target)
+    with target.open("rb") as done:
+        os.fsync(done.fileno())
+    took = time.perf_counter() - started
+    target.unlink()
+    return took
+
+
+def kept_by_call(
+    url: str, pid: int, tool: str, arguments: dict[str, Any]
+) -> tuple[float, int, dict[str, Any]]:
+    """The seconds of one call of ``tool``, the serving process's peak memory growth, and
+    the link its result holds."""
+    os.sync()  # each write starts with no other's dirty pages to flush
+    before = peak_reset(pid)
+    started = time.perf_counter()
+    body = rpc_body("tools/call", {"name": tool, "arguments": arguments})
+    answer = httpx2.post(url, json=body, headers=LEGACY_HEADERS, timeout=3600)
+    took = time.perf_counter() - started
+    result = answer.json()["result"]
+    if result["isError"]:
+        raise RuntimeError(f"{tool} answered {result['content'][0]['text']}")
+    return took, resident(pid, "VmHWM") - before, result["structuredContent"]["file"]
+
+
+def rate(size: int, took: float) -> str:
+    """``size`` bytes in ``took`` seconds, in MB/s."""
+    return f"{size / took / 1e6:7.0f} MB/s"
+
+
+def grown(memory: int) -> str:
+    """A memory growth, in MiB."""
+    return f"peak memory +{memory / 2**20:5.0f} MiB"
+
+
+def downloaded(url: str, size: int) -> float:
+    """The seconds of a download of ``url``, read to its end and dropped."""
+    started = time.perf_counter()
+    got_bytes = 0
+    with httpx2.stream("GET", url, timeout=3600) as got:
+        for piece in got.iter_raw(1024 * 1024):
+            got_bytes += len(piece)
+    if got_bytes != size:
+        raise RuntimeError(f"a download of {size} bytes gave {got_bytes}")
+    return time.perf_counter() - started
+
+
+def at_once(urls: Sequence[str], size: int) -> float:
+    """The seconds of the downloads of ``urls``, all at once."""
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(len(urls)) as pool:
+        list(pool.map(lambda url: downloaded(url, size), urls))
+    return time.perf_counter() - started
+
+
+def redis_memory(redis_url: str) -> int:
+    import redis
+
+    return int(redis.Redis.from_url(redis_url).info("memory")["used_memory"])
+
+
+def section_11(calls: int, rounds: int, seconds: float, big: bool = False) -> None:
+    print("11. data at scale: keeping and downloading, against a copy and a FileResponse")
+    if not Path("/proc/self/clear_refs").exists():
+        print("   not measured: the peak memory of a process is read from Linux's /proc")
+        return
+    base = tempfile.mkdtemp(prefix="mcp-data-bench-", dir=os.environ.get("BENCHMARK_DATA_DIR"))
+    folder = Path(base)
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+    try:
+        with redis_server() as redis_url:
+            if redis_url is None:
+                print("   not measured: redis-server is not installed")
+                return
+            env = {
+                "MCP_AUTH": "none",
+                "MCP_DATA_URL": str(folder / "data"),
+                "MCP_TASKS_URL": redis_url,
+                "MCP_TASK_KEYS": key,
+                "MCP_CALL_TIMEOUT": "3600",
+                "MCP_LOG_LEVEL": "WARNING",
+            }
+            with (
+                ServedProcess("service_keeping", env) as url,
+                ServedProcess("file_response", {}) as floor_url,
+            ):
+                pid = _pid_of(url)
+                base_url = url.removesuffix("/mcp")
+                floor_base = floor_url.removesuffix("/mcp")
+                warm = folder / "warm.bin"
+                gib_file(warm, 1024 * 1024)  # the first keep opens the ledger, its pools
+                _, _, file = kept_by_call(url, pid, "keep_file", {"path": str(warm)})
+                kept_by_call(url, pid, "keep_stream", {"megabytes": 1})
+                downloaded(base_url + file["download"], 1024 * 1024)
+                downloaded(f"{floor_base}/file?path={warm}", 1024 * 1024)
+                for size in (GIB, 10 * GIB) if big else (GIB,):
+                    source = folder / "source.bin"
+                    gib_file(source, size)
+                    label = f"{size // GIB:2d} GiB"
+                    copy = copied(source, folder / "copy.bin")
+                    redis_before = redis_memory(redis_url)
+                    kept, memory, file = kept_by_call(url, pid, "keep_file", {"path": str(source)})
+                    redis_after = redis_memory(redis_url)
+                    streamed, stream_memory, _ = kept_by_call(
+                        url, pid, "keep_stream", {"megabytes": size // (1024 * 1024)}
+                    )
+                    floor = downloaded(f"{floor_base}/file?path={source}", size)
+                    before = peak_reset(pid)
+                    download = downloaded(base_url + file["download"], size)
+                    download_memory = resident(pid, "VmHWM") - before
+                    redis_growth = (redis_after - redis_before) / 1e3
+                    print(
+                        f"   {label} keep a file    {rate(size, kept)} ({copy / kept:.2f}x a "
+                        f"copy at {rate(size, copy).strip()})   {grown(memory)}   Redis "
+                        f"+{redis_growth:.1f} kB"
+                    )
+                    print(
+                        f"   {label} keep a stream  {rate(size, streamed)} ({copy / streamed:.2f}x "
+                        f"a copy)   {grown(stream_memory)}"
+                    )
+                    print(
+                        f"   {label} download      {rate(size, download)} ({floor / download:.2f}x "
+                        f"FileResponse at {rate(size, floor).strip()})   {grown(download_memory)}"
+                    )
+                    source.unlink()
+                # Twenty downloads of 1 GiB at once.
+                source = folder / "source.bin"
+                gib_file(source, GIB)
+                _, _, file = kept_by_call(url, pid, "keep_file", {"path": str(source)})
+                before = peak_reset(pid)
+                twenty = at_once([base_url + file["download"]] * 20, GIB)
+                twenty_memory = resident(pid, "VmHWM") - before
+                floor_twenty = at_once([f"{floor_base}/file?path={source}"] * 20, GIB)
+                print(
+                    f"   20 downloads of 1 GiB at once {rate(20 * GIB, twenty)} in all "
+                    f"({floor_twenty / twenty:.2f}x FileResponse)   {grown(twenty_memory)}"
+                )
+            section_11_s3(folder, env, pid_of=_pid_of)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pid_of(url: str) -> int:
+    """The process serving ``url``."""
+    return ServedProcess.pids[url]
+
+
+def section_11_s3(folder: Path, env: dict[str, str], pid_of: Callable[[str], int]) -> None:
+    """1 GiB on the S3 store of moto's server: keeping and downloading, against a plain
+    upload to that server and a read of the object by the same ranges."""
+    if importlib.util.find_spec("moto") is None:
+        print("   S3: not measured: moto is not installed")
+        return
+    import obstore
+    from obstore.store import S3Store
+
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    moto = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.put(f"{endpoint}/bench-data", timeout=1).raise_for_status()
+                break
+            except httpx2.HTTPError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("moto's server did not start") from None
+                time.sleep(0.1)
+        credentials = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+        }
+        source = folder / "source.bin"
+        if not source.exists():
+            gib_file(source, GIB)
+        bucket = S3Store(
+            "bench-data",
+            endpoint=endpoint,
+            access_key_id="bench",
+            secret_access_key="bench",
+            region="us-east-1",
+            client_options={"allow_http": True},
+        )
+        started = time.perf_counter()
+        obstore.put(bucket, "floor/source.bin", source, chunk_size=16 * 1024 * 1024)
+        upload = time.perf_counter() - started
+        started = time.perf_counter()
+        step = 8 * (1024 * 1024 + 33)
+        for offset in range(0, GIB, step):
+            obstore.get_range(bucket, "floor/source.bin", start=offset, end=min(offset + step, GIB))
+        ranged = time.perf_counter() - started
+        served_env = env | credentials | {"MCP_DATA_URL": "s3://bench-data/data"}
+        with ServedProcess("service_keeping", served_env) as url:
+            pid = pid_of(url)
+            kept, memory, file = kept_by_call(url, pid, "keep_file", {"path": str(source)})
+            download = downloaded(url.removesuffix("/mcp") + file["download"], GIB)
+        print(
+            f"    1 GiB on S3 (moto)  keep {GIB / kept / 1e6:6.0f} MB/s ({upload / kept:.2f}x an "
+            f"upload at {GIB / upload / 1e6:.0f} MB/s)   download {GIB / download / 1e6:6.0f} MB/s "
+            f"({ranged / download:.2f}x ranged reads at {GIB / ranged / 1e6:.0f} MB/s)   "
+            f"peak memory +{memory / 2**20:5.0f} MiB"
+        )
+    finally:
+        moto.terminate()
+        moto.wait(timeout=30)
+
+
 SECTIONS = {
     1: section_1,
     2: section_2,
@@ -1198,22 +1445,28 @@ SECTIONS = {
     8: section_8,
     9: section_9,
     10: section_10,
+    11: section_11,
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    parser.add_argument("--big", action="store_true", help="section 11 keeps 10 GiB too")
     parser.add_argument(
         "--sections",
         default="1,2,3,4,5,6,7,8,10",
-        help="the sections to run, comma-separated (9, which needs valgrind, only when named)",
+        help="the sections to run, comma-separated (9, which needs valgrind, and 11, which "
+        "writes gigabytes, only when named)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     calls, rounds, seconds = (200, 2, 1.0) if args.quick else (2000, 5, 5.0)
     for number in sorted(int(part) for part in args.sections.split(",")):
-        SECTIONS[number](calls, rounds, seconds)
+        if number == 11:
+            section_11(calls, rounds, seconds, big=args.big)
+        else:
+            SECTIONS[number](calls, rounds, seconds)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,26 @@
 """The servers the streamable HTTP rows of ``contract_cost.py`` load, as app factories.
 
 Each serves the same tool, ``hello``, statelessly at ``/mcp`` (``service_with_data``
-serves data inline and by link instead); ``contract_cost.py`` runs each in a process of
-its own, pinned to one core, under the same uvicorn:
+serves data inline and by link instead, ``service_keeping`` keeps a file or a stream,
+and ``file_response`` is the floor of a download: Starlette's ``FileResponse``);
+``contract_cost.py`` runs each in a process of its own, pinned to one core, under the
+same uvicorn:
 
     python -m uvicorn --factory http_targets:NAME --app-dir benchmarks --port PORT
 """
 
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, NotRequired
 
 from langchain_core.tools import tool
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse
+from starlette.routing import Route
 
-from mcp_runtime import DataLink, ToolResult, keep_data, tool_metadata
+from mcp_runtime import DataLink, ToolResult, keep_data, keep_data_async, tool_metadata
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.observability.logs import configure_logging
@@ -146,3 +154,41 @@ def service_with_data() -> Any:
     configure_logging(settings.log_level, settings.log_format)
     toolset = Toolset("data", (tool("inline")(inline), tool("linked")(linked)))
     return process_app(settings, build_server([toolset], name="contract", settings=settings))
+
+
+async def keep_file(path: str) -> LinkedResult:
+    """Keep the file at ``path`` for the caller, and link it."""
+    file = await keep_data_async(Path(path), name=Path(path).name)
+    return LinkedResult(message=f"kept {path}", file=file)
+
+
+async def _block_after_block(megabytes: int) -> AsyncIterator[bytes]:
+    block = bytes(range(256)) * 4096  # one MiB
+    for _ in range(megabytes):
+        yield block
+
+
+async def keep_stream(megabytes: int) -> LinkedResult:
+    """Keep ``megabytes`` MiB an async iterator yields, a MiB at a time, and link them."""
+    file = await keep_data_async(_block_after_block(megabytes), name="stream.bin")
+    return LinkedResult(message=f"kept {megabytes} MiB", file=file)
+
+
+def service_keeping() -> Any:
+    """The service with ``keep_file`` and ``keep_stream``, as the environment's settings
+    say (where data is kept: ``MCP_DATA_URL``, its ledger on ``MCP_TASKS_URL``)."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    tools = (tool("keep_file")(keep_file), tool("keep_stream")(keep_stream))
+    return process_app(
+        settings, build_server([Toolset("keeping", tools)], name="data", settings=settings)
+    )
+
+
+async def _file(request: Request) -> FileResponse:
+    return FileResponse(request.query_params["path"])
+
+
+def file_response() -> Any:
+    """The floor of a download: Starlette's ``FileResponse`` of ``GET /file?path=...``."""
+    return Starlette(routes=[Route("/file", _file)])

@@ -82,7 +82,12 @@ from ports import free_port, listening
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
-ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+# The services it starts keep their data in a temporary folder, not the machine's.
+ENV = {
+    **os.environ,
+    "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    "MCP_DATA_URL": os.environ.get("MCP_DATA_URL") or tempfile.mkdtemp(prefix="mcp-clients-data-"),
+}
 DEMO_TOKENS = "demo-token=demo-user"
 SUBJECT = "client-check-user"
 SNIPPET_URL = "http://localhost:8000/mcp"

@@ -141,7 +141,12 @@ class Server:
             self.process = subprocess.Popen(
                 command,
                 cwd=folder,
-                env={**inherited, **issuer.environment(self.url), **env},
+                env={
+                    **inherited,
+                    **issuer.environment(self.url),
+                    "MCP_DATA_URL": str(folder / "data"),
+                    **env,
+                },
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

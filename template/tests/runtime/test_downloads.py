@@ -97,7 +97,7 @@ def _slow_service() -> Any:
 
 slow_service = _slow_service()
 DATA = next(toolset for toolset in slow_service.TOOLSETS if toolset.name == "data")
-NAME = "naïve rows.bin"
+FILE_NAME = "naïve rows.bin"
 
 
 class Kept:
@@ -113,7 +113,7 @@ class Kept:
 
     async def keep(self) -> "Kept":
         async with connect(self.server) as session:
-            result = await session.call_tool("kept", {"size": self.size, "name": NAME})
+            result = await session.call_tool("kept", {"size": self.size, "name": FILE_NAME})
         self.path = result.structuredContent["file"]["download"]
         blobs = self.store.blobs
         read = blobs.read
@@ -279,5 +279,5 @@ async def test_data_removed_while_it_is_read_ends_the_answer_short_and_logs_no_n
         record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING
     ] == ["a download of kept data ended early: the data was removed while it was read"]
     assert all(record.exc_info is None for record in caplog.records)
-    assert NAME not in caplog.text
+    assert FILE_NAME not in caplog.text
     assert kept.path.removeprefix("/data/") not in caplog.text

@@ -47,6 +47,9 @@ class Blobs(Protocol):
     """Where it is, in words for the log (never a credential)."""
     signs: bool
     """Whether :meth:`sign` gives URLs."""
+    read_chunks: int
+    """The chunks a read of many asks for at once (a file's are cheap to read a few at a
+    time; an object store's requests are not)."""
 
     async def writer(self, key: str, *, headers: Mapping[str, str] | None = None) -> BlobWriter:
         """A writer of the object ``key``, which a signed URL answers with ``headers``
@@ -78,6 +81,7 @@ class DirectoryBlobs:
     (``fdatasync``). Each step runs in a thread, off the event loop."""
 
     signs = False
+    read_chunks = 2
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -182,6 +186,7 @@ class MemoryBlobs:
     need not outlive the process."""
 
     signs = False
+    read_chunks = 2
     location = "this process's memory"
 
     def __init__(self) -> None:

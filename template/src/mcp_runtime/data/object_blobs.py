@@ -44,6 +44,7 @@ class ObjectBlobs:
     """Objects on the object store the URL ``url`` names (see the module's docstring)."""
 
     signs = True
+    read_chunks = 8
 
     def __init__(self, url: str) -> None:
         self.url = url

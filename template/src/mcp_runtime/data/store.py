@@ -74,7 +74,7 @@ SWEEP_AT_ONCE = 100
 CLAIM_SECONDS = 300.0
 """How long a sweep holds the entries it claimed, while it removes their objects."""
 BATCH_CHUNKS = 8
-"""The sealed chunks written, or read, in one step."""
+"""The sealed chunks written in one step (a read's are its place's, ``read_chunks``)."""
 CONFLICT_TRIES = 60
 """How many times (every half second) a write waits for an entry being removed."""
 STORE_FAILURES = (*STORE_ERRORS, OSError)
@@ -334,8 +334,9 @@ class DataStore:
         final = chunk_count(kept.size) - 1
         stored = kept.stored_chunk
         key = self.key(kept.data_id)
-        for batch in range(first, last + 1, BATCH_CHUNKS):
-            numbers = range(batch, min(batch + BATCH_CHUNKS, last + 1))
+        at_once = self.blobs.read_chunks
+        for batch in range(first, last + 1, at_once):
+            numbers = range(batch, min(batch + at_once, last + 1))
             stop = min(numbers[-1] * stored + stored, self._object_size(kept))
             try:
                 data = await self.blobs.read(key, numbers[0] * stored, stop)
@@ -494,6 +495,7 @@ class DatumWriter:
         self.sealer = ChunkSealer(seal, data_id, self.version)
         self.reserved = reserved
         self._sealed: list[bytes] = []
+        self._writing: asyncio.Future[None] | None = None
         self._ended = False
 
     @property
@@ -523,7 +525,7 @@ class DatumWriter:
         """The datum, whole on the place (not yet readable: see :meth:`DataStore.commit`)."""
         try:
             self._sealed.append(self.sealer.end())
-            await self._flush()
+            await self._flush(last=True)
             try:
                 await self.blob.close()
             except STORE_FAILURES as exc:
@@ -548,20 +550,36 @@ class DatumWriter:
             return
         self._ended = True
         self._sealed = []
+        writing, self._writing = self._writing, None
+        if writing is not None:  # ended first: a file's write runs on in its thread
+            with contextlib.suppress(BaseException):
+                await writing
         with contextlib.suppress(Exception):
             await self.blob.abort()
         await self.store.discard([self.data_id])
 
-    async def _flush(self) -> None:
-        """Count the content so far (past the reservation), then write the sealed chunks."""
+    async def _flush(self, *, last: bool = False) -> None:
+        """Count the content so far (past the reservation), then write the sealed chunks:
+        in the background, while the next ones are sealed (one write at a time), or to
+        their end when ``last``."""
         counted = counted_bytes(self.sealer.size)
         if counted > self.reserved:
             what = f"The data '{self.name}'"
             await self.store._count(self.owner, self.data_id, counted, what, self.sealer.size)
             self.reserved = counted
+        await self._written()
         pieces, self._sealed = self._sealed, []
+        self._writing = asyncio.ensure_future(self.blob.write(pieces))
+        if last:
+            await self._written()
+
+    async def _written(self) -> None:
+        """Wait for the write in the background, if any; raise what it met."""
+        writing, self._writing = self._writing, None
+        if writing is None:
+            return
         try:
-            await self.blob.write(pieces)
+            await writing
         except STORE_FAILURES as exc:
             raise self.store._failed(f"did not take a write: {type(exc).__name__}: {exc}") from None
 
