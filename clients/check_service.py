@@ -107,6 +107,11 @@ LANGCHAIN_ENV = [
     *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
     *("--with", "langchain[mcp]>=1.4,<2", "python"),
 ]
+# multiurl, the downloader of ECMWF's data-store clients, in an environment of its own.
+MULTIURL_ENV = [
+    *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
+    *("--with", "multiurl>=0.3,<0.4", "python"),
+]
 # fastmcp-tasks' client, in an environment of its own (it installs with fastmcp 4.1.4 only).
 FASTMCP_TASKS_ENV = [
     *("uv", "run", "--quiet", "--no-project", "--python", sys.executable),
@@ -650,13 +655,17 @@ def long_calls(service: Path, slug: str) -> None:
     ):
         log = service / f"serve-{port}.log"
         large = [*LANGCHAIN_ENV, str(HERE / "large_results.py"), big_url]
+        ranged = [*MULTIURL_ENV, str(HERE / "ranged_download.py"), big_url]
         command = ["node", str(HERE / "ts_long_calls.mjs"), url]
         big_command = ["node", str(HERE / "ts_long_calls.mjs"), big_url]
         flavours = ("sdk-1", "legacy", "2026-07-28")
         big_log = str(service / f"serve-{big_port}.log")
         big = {"MCP_CHECKS": "big", "LONG_CALLS_DIR": markers, "SERVE_LOG": big_log}
-        pool = ThreadPoolExecutor(len(flavours) + 1)
-        beside = [pool.submit(script, "large results", large, HERE, {})] + [
+        pool = ThreadPoolExecutor(len(flavours) + 2)
+        beside = [
+            pool.submit(script, "large results", large, HERE, {}),
+            pool.submit(script, "a ranged downloader", ranged, HERE, {}),
+        ] + [
             pool.submit(
                 script,
                 f"ts client ({flavour})",
