@@ -230,13 +230,17 @@ PIECES_READ: list[int] = []
 """How many pieces each streamed keep of this process read from its source."""
 
 
-async def _stream(size: int, text: bool, pause: float, name: str) -> AsyncIterator[bytes]:
+async def _stream(
+    size: int, text: bool, pause: float, name: str, broken: bool = False
+) -> AsyncIterator[bytes]:
     """:func:`kept_content` in pieces of :data:`PIECE` bytes, counted in :data:`PIECES_READ`;
     ``pause`` seconds after each, the first marked by the file ``streaming-NAME``, which
-    holds the process's id."""
+    holds the process's id; ``broken``: it fails after 200 pieces."""
     content = kept_content(size, text)
     PIECES_READ.append(0)
     for start in range(0, max(1, len(content)), PIECE):
+        if broken and PIECES_READ[-1] == 200:
+            raise ConnectionError("the data store's connection was lost")
         PIECES_READ[-1] += 1
         yield content[start : start + PIECE]
         if pause and start == 0 and "SLOW_SERVICE_DIR" in os.environ:
@@ -255,13 +259,15 @@ async def kept(
     source: str = "bytes",
     reserve: int | None = None,
     pause: float = 0.0,
+    broken: bool = False,
 ) -> KeptResult | ToolError:
     """Keep :func:`kept_content` as ``name`` after ``steps`` progress reports, and answer
     as ``then`` says: ``answer`` links it; ``twice`` keeps it twice and links both;
     ``unlinked`` keeps it and links none; ``refuse`` answers a ToolError; ``raise`` raises;
     ``oversize`` answers a result of two megabytes beside it. ``source`` says how it is
     kept: ``bytes`` (``keep_data``), ``stream`` (an async iterator), ``file`` (a file the
-    tool writes); ``reserve`` bytes are reserved first; ``pause``: seconds between pieces."""
+    tool writes); ``reserve`` bytes are reserved first; ``pause``: seconds between pieces;
+    ``broken``: the stream fails on its way."""
     if reserve is not None:
         await reserve_data_async(reserve)
     for step in range(1, steps + 1):
@@ -269,7 +275,7 @@ async def kept(
         await anyio.sleep(0.01)
     media_type = "text/csv" if text else None
     if source == "stream":
-        pieces = _stream(size, text, pause, name)
+        pieces = _stream(size, text, pause, name, broken)
         file = await keep_data_async(pieces, name=name, media_type=media_type)
     elif source == "file":
         with tempfile.TemporaryDirectory() as folder:

@@ -8,6 +8,8 @@ import base64
 import importlib.util
 import itertools
 import re
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,12 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import BlobResourceContents, ResourceLink, TextResourceContents
 
-from mcp_runtime import keep_data
+from mcp_runtime import keep_data, keep_data_async
 from mcp_runtime.config.settings import load_settings
 from mcp_runtime.contract.snapshot import live_contract
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.data.blobs import MemoryBlobs
+from mcp_runtime.data.ledger import SqliteLedger
 from mcp_runtime.data.sealing import OVERHEAD
 from mcp_runtime.data.store import MIN_COUNTED
 from mcp_runtime.serving.server import build_server, state_of
@@ -204,6 +207,22 @@ async def test_a_stream_past_the_limit_stops_as_it_comes_and_leaves_nothing() ->
     }
     assert slow_service.PIECES_READ == [4]  # 4 pieces of 64 KiB: 262,144 bytes
     assert left == (0, [])
+
+
+async def test_a_stream_that_breaks_leaves_nothing_on_a_directory(tmp_path: Path) -> None:
+    """A tool's stream that fails after 12.5 MiB, 8 MiB of it written: the call answers the
+    exception, and the directory keeps no file of it, the ledger no count."""
+    server = server_of(data_url=str(tmp_path))
+    async with connect(server) as session:
+        result = await call(session, {"size": 40_000_000, "source": "stream", "broken": True})
+        store = state_of(server).data
+        assert store is not None
+        counted = await store.ledger.counted("anonymous")
+    assert result.isError
+    assert counted == 0
+    assert [
+        path.name for path in tmp_path.rglob("*") if path.is_file() and "ledger" not in path.name
+    ] == []
 
 
 @pytest.mark.parametrize("tool", ["kept", "kept_thread"])
@@ -396,3 +415,47 @@ def test_keep_data_outside_a_call_says_where_to_call_it() -> None:
             keep_data(7, name="x")  # type: ignore[arg-type]
     assert kept.text(link) == "é"
     assert (link["media_type"], link["size"]) == ("text/plain", 2)
+
+
+async def test_kept_data_in_a_test_keeps_what_a_served_call_keeps(tmp_path: Path) -> None:
+    """In an async test, as in an async tool served: ``keep_data`` keeps bytes and text,
+    and names ``keep_data_async`` for a file or an iterator, which keeps them."""
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b\n1,2\n")
+    with kept_data() as kept:
+        with pytest.raises(TypeError, match=r"await keep_data_async\(\.\.\.\) to keep a file"):
+            keep_data(path, name="rows.csv")
+        link = await keep_data_async(path, name="rows.csv")
+        streamed = await keep_data_async(_chunks(b"x", 3), name="x.bin")
+    assert kept.text(link) == "a,b\n1,2\n"
+    assert kept.content(streamed) == b"xxx"
+
+
+async def _chunks(chunk: bytes, count: int) -> AsyncIterator[bytes]:
+    for _ in range(count):
+        yield chunk
+
+
+@pytest.mark.parametrize("before", [0, 100])
+async def test_a_keep_costs_the_ledger_the_same_whatever_its_caller_kept(
+    before: int, tmp_path: Path
+) -> None:
+    """One keep (its reservation, its count, its commit) costs the ledger the same eleven
+    statements whatever its caller kept before (nothing, or 100 data), each reading or
+    writing one row by its key: none walks the caller's data."""
+    server = server_of(data_url=str(tmp_path))
+    store = state_of(server).data
+    assert store is not None
+    for number in range(before):
+        data_id = f"{number:032d}"
+        assert await store.ledger.reserve(data_id, "anonymous", 10, time.time() + 60, 10**9) is None
+    ledger = store.ledger
+    assert isinstance(ledger, SqliteLedger)
+    statements: list[str] = []
+    ledger._opened().set_trace_callback(statements.append)
+    async with connect(server) as session:
+        result = await call(session, {"size": 10, "source": "stream"})
+    assert not result.isError
+    assert len(statements) == 11, statements
+    keyed = ("WHERE id = ", "WHERE owner = ", "VALUES (", "BEGIN", "COMMIT")
+    assert [sql for sql in statements if not any(key in sql for key in keyed)] == []

@@ -184,12 +184,12 @@ class CallData:
             content = b"".join([bytes(piece) async for piece in _pieces(source)])
             return self.keep_in_memory(content, name, media_type)
         writer = await self._writer(name, media_type)
-        try:
-            async for piece in _pieces(source):
-                await writer.write(piece)
-            written = await writer.finish()
-        finally:
-            self.writers.discard(writer)
+        # A writer the source's error or a cancellation stops stays the call's, which
+        # aborts it when it ends.
+        async for piece in _pieces(source):
+            await writer.write(piece)
+        written = await writer.finish()
+        self.writers.discard(writer)
         link = self._link(written.data_id, name, media_type, written.size)
         written.expires_at = _expiry_of(link)
         return self._kept(KeptDatum(link, written=written))
@@ -230,8 +230,7 @@ class CallData:
             with contextlib.suppress(Exception):
                 self.run(writer.abort())
             raise
-        finally:
-            self.writers.discard(writer)
+        self.writers.discard(writer)
         link = self._link(written.data_id, name, media_type, written.size)
         written.expires_at = _expiry_of(link)
         return self._kept(KeptDatum(link, written=written))
@@ -298,13 +297,11 @@ class CallData:
             self.owner, datum.data_id, link["name"], link["media_type"], datum.reserved
         )
         self.writers.add(writer)
-        try:
-            view = memoryview(datum.content)
-            for start in range(0, max(1, len(view)), PIECE_BYTES):
-                await writer.write(view[start : start + PIECE_BYTES])
-            written = await writer.finish()
-        finally:
-            self.writers.discard(writer)
+        view = memoryview(datum.content)
+        for start in range(0, max(1, len(view)), PIECE_BYTES):
+            await writer.write(view[start : start + PIECE_BYTES])
+        written = await writer.finish()
+        self.writers.discard(writer)
         written.expires_at = _expiry_of(link)
         datum.content = None
         return written
@@ -377,6 +374,8 @@ class collecting_data:  # noqa: N801 (a context manager, named as what it does)
         self.token: Any = None
 
     def __enter__(self) -> CallData:
+        with contextlib.suppress(RuntimeError):  # an async test: its tools are told apart
+            self.data.loop = asyncio.get_running_loop()
         self.token = _call_data.set(self)
         return self.data
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import quote
 
+import anyio
+
 from mcp_runtime.config.stores import STORE_ERRORS
 from mcp_runtime.data.blobs import BlobMissingError, Blobs, BlobWriter
 from mcp_runtime.data.ledger import Ledger, LedgerConflictError
@@ -75,6 +77,8 @@ CLAIM_SECONDS = 300.0
 """How long a sweep holds the entries it claimed, while it removes their objects."""
 BATCH_CHUNKS = 8
 """The sealed chunks written in one step (a read's are its place's, ``read_chunks``)."""
+ABORT_SECONDS = 10.0
+"""How long an aborted write may take to remove what it wrote (a few store steps)."""
 CONFLICT_TRIES = 60
 """How many times (every half second) a write waits for an entry being removed."""
 STORE_FAILURES = (*STORE_ERRORS, OSError)
@@ -496,7 +500,8 @@ class DatumWriter:
         self.reserved = reserved
         self._sealed: list[bytes] = []
         self._writing: asyncio.Future[None] | None = None
-        self._ended = False
+        self._ended = False  # no more writes: finished, or aborted
+        self._left = True  # something of it is left to remove, should it be aborted
 
     @property
     def size(self) -> int:
@@ -507,6 +512,11 @@ class DatumWriter:
         """Add ``piece`` to the datum. Raises :class:`DataLimitError` past a limit and
         :class:`DataStoreError` when the store does not answer; either way the datum is
         aborted, nothing of it left."""
+        if self._ended:
+            raise RuntimeError(
+                f"the data '{self.name}' is no longer written: its call has ended (it timed "
+                "out, or was cancelled)"
+            )
         try:
             size = self.sealer.size + len(piece)
             limits = self.store.limits
@@ -518,7 +528,7 @@ class DatumWriter:
             if len(self._sealed) >= BATCH_CHUNKS:
                 await self._flush()
         except BaseException:
-            await self.abort()
+            await self.abort_shielded()
             raise
 
     async def finish(self) -> WrittenData:
@@ -530,9 +540,9 @@ class DatumWriter:
                 await self.blob.close()
             except STORE_FAILURES as exc:
                 raise self.store._failed(f"did not finish a write: {type(exc).__name__}") from None
-            self._ended = True
+            self._ended, self._left = True, False
         except BaseException:
-            await self.abort()
+            await self.abort_shielded()
             raise
         return WrittenData(
             self.data_id,
@@ -545,10 +555,12 @@ class DatumWriter:
         )
 
     async def abort(self) -> None:
-        """Leave nothing of the datum (its object, its entry, its count). Never raises."""
-        if self._ended:
-            return
+        """Leave nothing of the datum being written (its object, its entry, its count):
+        again, when an earlier abort was stopped halfway. Never raises; a finished datum
+        is its commit's, or its discard's."""
         self._ended = True
+        if not self._left:
+            return
         self._sealed = []
         writing, self._writing = self._writing, None
         if writing is not None:  # ended first: a file's write runs on in its thread
@@ -557,6 +569,13 @@ class DatumWriter:
         with contextlib.suppress(Exception):
             await self.blob.abort()
         await self.store.discard([self.data_id])
+        self._left = False
+
+    async def abort_shielded(self) -> None:
+        """:meth:`abort`, which a cancellation of the task does not stop halfway (it takes
+        a few store steps: bounded)."""
+        with anyio.move_on_after(ABORT_SECONDS, shield=True):
+            await self.abort()
 
     async def _flush(self, *, last: bool = False) -> None:
         """Count the content so far (past the reservation), then write the sealed chunks:
