@@ -29,9 +29,9 @@ __all__ = ["OBJECT_SCHEMES", "ObjectBlobs"]
 
 OBJECT_SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure")
 """The URL schemes of the object stores (``s3://bucket/prefix``, ``gs://``, ``az://``)."""
-PART_BYTES = 16 * 1024 * 1024
-"""The bytes of one part of an upload: S3 and GCS take at most 10,000 parts, so an object
-may be 156 GiB."""
+PART_BYTES = 8 * 1024 * 1024
+"""The least bytes of one part of an upload (S3 takes parts of 5 MiB and more); larger for
+a service that keeps data past 9,000 parts of it (S3 and GCS take at most 10,000)."""
 UPLOADS_AT_ONCE = 2
 """The parts of one upload sent at once (each held in memory until it is sent)."""
 
@@ -41,14 +41,17 @@ class Aborted(Exception):  # noqa: N818 - what happened, not an error
 
 
 class ObjectBlobs:
-    """Objects on the object store the URL ``url`` names (see the module's docstring)."""
+    """Objects on the object store the URL ``url`` names (see the module's docstring), of
+    ``largest`` bytes at most (its parts' size follows)."""
 
     signs = True
     read_chunks = 8
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, largest: int = 64 * 1024**3) -> None:
         self.url = url
         self.location = f"the object store {url}"
+        mib = 1024 * 1024
+        self.part_bytes = max(PART_BYTES, -(-largest // 9000 // mib) * mib)
         self._store: Any = None
 
     def _opened(self) -> Any:
@@ -65,7 +68,7 @@ class ObjectBlobs:
             self._opened(),
             key,
             attributes=dict(headers) if headers else None,
-            buffer_size=PART_BYTES,
+            buffer_size=self.part_bytes,
             max_concurrency=UPLOADS_AT_ONCE,
         )
         return ObjectWriter(upload)

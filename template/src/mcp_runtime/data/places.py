@@ -23,7 +23,7 @@ from mcp_runtime.data.blobs import Blobs, DirectoryBlobs, MemoryBlobs
 from mcp_runtime.data.ledger import Ledger, SqliteLedger
 from mcp_runtime.data.object_blobs import OBJECT_SCHEMES, ObjectBlobs
 from mcp_runtime.data.redis_ledger import RedisLedger
-from mcp_runtime.data.sealing import DataSeal
+from mcp_runtime.data.sealing import DataSeal, sealed_size
 from mcp_runtime.data.store import DataStore, Limits
 
 __all__ = ["data_directory", "open_data_store"]
@@ -64,7 +64,7 @@ def open_data_store(
     elif directory is not None:
         blobs = DirectoryBlobs(directory)
     elif scheme in OBJECT_SCHEMES:
-        blobs = ObjectBlobs(url)
+        blobs = ObjectBlobs(url, largest=sealed_size(settings.max_data_bytes))
     else:
         raise SettingsError(
             f"bad setting MCP_DATA_URL: {scheme}:// names no data store; name a directory, "
