@@ -284,12 +284,15 @@ async def test_the_limits_of_a_datum_and_of_a_caller_hold_at_and_one_byte_over()
     }
 
 
-async def test_calls_at_once_keep_exactly_a_callers_bytes() -> None:
-    """Twenty calls at once, each keeping 100,000 bytes, against 500,000 a caller: exactly
-    five keep theirs, and the rest answer data_too_large."""
+@pytest.mark.parametrize("source", ["bytes", "file"])
+async def test_calls_at_once_keep_exactly_a_callers_bytes(source: str) -> None:
+    """Twenty calls at once, each keeping 100,000 bytes whose size is known before they are
+    written, against 500,000 a caller: exactly five keep theirs, and the rest answer
+    data_too_large."""
     server = server_of(max_data_bytes_per_caller=500_000)
+    arguments = {"size": 100_000, "source": source}
     async with connect(server) as session:
-        results = await asyncio.gather(*(call(session, {"size": 100_000}) for _ in range(20)))
+        results = await asyncio.gather(*(call(session, arguments) for _ in range(20)))
     kept = [result for result in results if not result.isError]
     refused = {result.structuredContent["error"] for result in results if result.isError}
     assert (len(kept), refused) == (5, {"data_too_large"})

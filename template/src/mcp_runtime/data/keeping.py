@@ -180,10 +180,13 @@ class CallData:
     async def keep(self, source: DataSource, name: str, media_type: str | None) -> DataLink:
         name = _checked_name(name)
         media_type = _media_type(name, media_type, text=isinstance(source, str))
+        if isinstance(source, str):
+            source = source.encode("utf-8")
         if self.store is None:
             content = b"".join([bytes(piece) async for piece in _pieces(source)])
             return self.keep_in_memory(content, name, media_type)
-        writer = await self._writer(name, media_type)
+        expected = await asyncio.to_thread(_size_of, source)
+        writer = await self._writer(name, media_type, expected)
         # A writer the source's error or a cancellation stops stays the call's, which
         # aborts it when it ends.
         async for piece in _pieces(source):
@@ -209,10 +212,12 @@ class CallData:
         its pieces, gathered to :data:`PIECE_BYTES`, written on the call's event loop."""
         name = _checked_name(name)
         media_type = _media_type(name, media_type, text=isinstance(source, str))
+        if isinstance(source, str):
+            source = source.encode("utf-8")
         if self.store is None:
             content = b"".join(bytes(piece) for piece in _sync_pieces(source))
             return self.keep_in_memory(content, name, media_type)
-        writer = self.run(self._writer(name, media_type))
+        writer = self.run(self._writer(name, media_type, _size_of(source)))
         try:
             gathered = bytearray()
             for piece in _sync_pieces(source):
@@ -235,10 +240,10 @@ class CallData:
         written.expires_at = _expiry_of(link)
         return self._kept(KeptDatum(link, written=written))
 
-    async def _writer(self, name: str, media_type: str) -> DatumWriter:
+    async def _writer(self, name: str, media_type: str, expected: int | None) -> DatumWriter:
         assert self.store is not None
         data_id, reserved = self.reserved.pop(0) if self.reserved else (self.next_id(), 0)
-        writer = await self.store.writer(self.owner, data_id, name, media_type, reserved)
+        writer = await self.store.writer(self.owner, data_id, name, media_type, reserved, expected)
         self.writers.add(writer)
         return writer
 
@@ -294,7 +299,12 @@ class CallData:
         assert datum.content is not None
         link = datum.link
         writer = await self.store.writer(
-            self.owner, datum.data_id, link["name"], link["media_type"], datum.reserved
+            self.owner,
+            datum.data_id,
+            link["name"],
+            link["media_type"],
+            datum.reserved,
+            len(datum.content),
         )
         self.writers.add(writer)
         view = memoryview(datum.content)
@@ -533,6 +543,17 @@ def _sync_pieces(source: DataSource) -> Iterator[bytes | bytearray | memoryview]
         assert isinstance(source, Iterable)
         for piece in source:
             yield _checked_piece(piece)
+
+
+def _size_of(source: DataSource) -> int | None:
+    """The bytes ``source`` holds, where that is known before it is read (bytes, a file)."""
+    if isinstance(source, bytes | bytearray):
+        return len(source)
+    if isinstance(source, memoryview):
+        return source.nbytes
+    if isinstance(source, os.PathLike):
+        return os.stat(source).st_size
+    return None
 
 
 def _checked_piece(piece: object) -> bytes | bytearray | memoryview:

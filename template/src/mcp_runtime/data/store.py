@@ -209,16 +209,29 @@ class DataStore:
         await self._count(owner, data_id, counted_bytes(size), what, size)
 
     async def writer(
-        self, owner: str, data_id: str, name: str, media_type: str, reserved: int = 0
+        self,
+        owner: str,
+        data_id: str,
+        name: str,
+        media_type: str,
+        reserved: int = 0,
+        expected: int | None = None,
     ) -> "DatumWriter":
         """A writer of ``owner``'s datum ``data_id`` (``reserved`` bytes of which are
-        counted already). Its entry is held before its object is begun, so that no sweep
-        of an earlier write of it (a task taken over) removes what this one writes.
-        Raises :class:`DataStoreError` when the place cannot be written."""
+        counted already), of ``expected`` bytes when its size is known (counted now,
+        against both limits: a datum whose size is known is refused before any of it is
+        written, and datums kept at once are counted exactly). Its entry is held before
+        its object is begun, so that no sweep of an earlier write of it (a task taken
+        over) removes what this one writes. Raises :class:`DataLimitError` and
+        :class:`DataStoreError`."""
         self._require_keepable()
-        if reserved < MIN_COUNTED:
-            reserved = MIN_COUNTED
-            await self._count(owner, data_id, reserved, f"The data '{name}'", 0)
+        what = f"The data '{name}'"
+        if expected is not None and expected > self.limits.max_bytes:
+            raise DataLimitError(_too_large(what, expected, self.limits.max_bytes))
+        wanted = counted_bytes(expected or 0)
+        if reserved < wanted:
+            reserved = wanted
+            await self._count(owner, data_id, reserved, what, expected or 0)
         headers = None
         if not self.sealed:
             headers = {"Content-Type": media_type, "Content-Disposition": content_disposition(name)}
