@@ -462,3 +462,24 @@ async def test_a_keep_costs_the_ledger_the_same_whatever_its_caller_kept(
     assert len(statements) == 11, statements
     keyed = ("WHERE id = ", "WHERE owner = ", "VALUES (", "BEGIN", "COMMIT")
     assert [sql for sql in statements if not any(key in sql for key in keyed)] == []
+
+
+async def test_a_store_that_cannot_be_written_is_answered_with_an_error_id_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """MCP_DATA_URL naming a place under a file: the call answers unavailable with an
+    error id, the log says where and what to check, and nothing is left held."""
+    (tmp_path / "a-file").write_text("")
+    server = server_of(data_url=str(tmp_path / "a-file" / "data"))
+    async with connect(server) as session:
+        result = await call(session, {"size": 10, "source": "stream"})
+    detail = result.structuredContent["detail"]
+    [error_id] = re.findall(r"error id ([0-9a-f]{12})", detail)
+    assert result.structuredContent["error"] == "unavailable"
+    [logged] = [record.getMessage() for record in caplog.records if error_id in record.getMessage()]
+    assert f"the directory {tmp_path / 'a-file' / 'data'}" in logged
+    assert "NotADirectoryError" in logged
+    assert "check MCP_DATA_URL, that the service may write there" in logged
+    store = state_of(server).data
+    assert store is not None
+    assert store.held == {}

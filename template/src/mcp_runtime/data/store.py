@@ -29,7 +29,7 @@ import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import quote
 
@@ -161,13 +161,6 @@ class Limits:
     lease: float = 30.0  # how long a process holds what it writes without renewing it
 
 
-@dataclass
-class _Held:
-    """The entries this process holds in the ledger (writing, or reserved), by id."""
-
-    ids: dict[str, str] = field(default_factory=dict)  # id: owner
-
-
 class DataStore:
     """The data of one service's callers, as this process keeps and reads it (see the
     module's docstring): objects on ``blobs``, entries in ``ledger``, sealed by ``seal``
@@ -192,7 +185,7 @@ class DataStore:
         self.limits = limits
         self.refusal = refusal
         self.sealed = sealed
-        self.held = _Held()
+        self.held: dict[str, str] = {}  # the entries this process writes or reserved: owners
         self.in_use = False  # whether a tool's result declares a DataLink (upkeep from the start)
         self._upkeep: asyncio.Task[None] | None = None
         self._upkeep_loop: asyncio.AbstractEventLoop | None = None
@@ -238,6 +231,7 @@ class DataStore:
         try:
             blob = await self.blobs.writer(self.key(data_id), headers=headers)
         except STORE_FAILURES as exc:
+            await self.discard([data_id])
             raise self._failed(f"could not start writing: {type(exc).__name__}: {exc}") from None
         self._ensure_upkeep()
         return DatumWriter(self, blob, owner, data_id, name, media_type, reserved)
@@ -263,7 +257,7 @@ class DataStore:
                 f"({size_text(limit)}, MCP_MAX_DATA_BYTES_PER_CALLER): read what was kept "
                 "for you earlier and let it expire (MCP_DATA_TTL), or ask for less at once."
             )
-        self.held.ids[data_id] = owner
+        self.held[data_id] = owner
         self._ensure_upkeep()
 
     async def commit(self, written: WrittenData) -> bool:
@@ -290,7 +284,7 @@ class DataStore:
                 sealed_meta,
             )
         )
-        self.held.ids.pop(written.data_id, None)
+        self.held.pop(written.data_id, None)
         return bool(committed)
 
     async def discard(self, data_ids: Sequence[str]) -> None:
@@ -299,7 +293,7 @@ class DataStore:
         if not data_ids:
             return
         for data_id in data_ids:
-            self.held.ids.pop(data_id, None)
+            self.held.pop(data_id, None)
         try:
             await self.ledger.discard(data_ids)
             await self._remove(data_ids)
@@ -423,11 +417,11 @@ class DataStore:
 
     async def renew(self) -> None:
         """Hold the entries this process writes for another lease."""
-        held = list(self.held.ids)
+        held = list(self.held)
         if held:
             lost = await self.ledger.renew(held, time.time() + self.limits.lease)
             for data_id in lost:
-                if self.held.ids.pop(data_id, None) is not None:
+                if self.held.pop(data_id, None) is not None:
                     logger.warning("a datum being written was swept: its write will fail")
 
     async def sweep(self) -> list[str]:
@@ -482,8 +476,16 @@ class DataStore:
             raise self._failed(f"did not answer: {type(exc).__name__}: {exc}") from None
 
     def _failed(self, why: str) -> DataStoreError:
+        """A :class:`DataStoreError`, logged with ``why`` and where the data is kept (the
+        settings to check), under a new error id; never a datum's name or content."""
         error_id = secrets.token_hex(6)
-        logger.error("the store of kept data %s (error id %s)", why, error_id)
+        logger.error(
+            "the store of kept data (%s) %s (error id %s): check MCP_DATA_URL, that the "
+            "service may write there, and MCP_TASKS_URL when its ledger is on Redis",
+            self.blobs.location,
+            why,
+            error_id,
+        )
         return DataStoreError(error_id)
 
 
