@@ -65,14 +65,9 @@ def test_a_chunk_opens_only_in_its_own_place() -> None:
         DataSeal([Fernet.generate_key().decode()]).open(sealed, chunk_label("d", "v", 0, False))
 
 
-def memory_store(**limits: float) -> DataStore:
-    return DataStore(
-        MemoryBlobs(),
-        SqliteLedger(":memory:"),
-        SEAL,
-        service="svc",
-        limits=Limits(**({"max_bytes": GIB, "max_per_caller": GIB, "ttl": 60.0} | limits)),  # type: ignore[arg-type]
-    )
+def memory_store(ttl: float = 60.0) -> DataStore:
+    limits = Limits(max_bytes=GIB, max_per_caller=GIB, ttl=ttl)
+    return DataStore(MemoryBlobs(), SqliteLedger(":memory:"), SEAL, service="svc", limits=limits)
 
 
 async def kept(store: DataStore, content: bytes, data_id: str = "d" * 32) -> None:

@@ -178,7 +178,10 @@ async def test_an_async_tool_keeps_each_source_whole_and_its_count_is_its_size(
     assert file["size"] == size
     assert counted == size
     assert objects == [f"kept/{file['uri'][11:13]}/{file['uri'][11:]}"]
-    assert len(state_of(server).data.blobs.objects[objects[0]]) == size + 4 * OVERHEAD  # type: ignore[union-attr]
+    store = state_of(server).data
+    assert store is not None
+    assert isinstance(store.blobs, MemoryBlobs)
+    assert len(store.blobs.objects[objects[0]]) == size + 4 * OVERHEAD
 
 
 @pytest.mark.parametrize("source", ["bytes", "file", "iter"])
