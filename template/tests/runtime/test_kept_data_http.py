@@ -346,8 +346,8 @@ def test_a_write_its_process_left_is_swept_by_another(tmp_path: Path) -> None:
 
         threading.Thread(target=call_until_killed, daemon=True).start()
         ledger = folder / "slow-service" / "ledger.sqlite3"
-        # Its first pieces are written, and counted, and the rest is still to come.
-        wait_until(lambda: ledger.exists() and counted(ledger) > 0)
+        # Its write is counted and begun, and the rest is still to come.
+        wait_until(lambda: ledger.exists() and counted(ledger) > 0 and any(folder.rglob("*.part")))
         os.killpg(killed.process.pid, signal.SIGKILL)
         killed.process.wait()
     assert any(folder.rglob("*.part"))
@@ -400,7 +400,13 @@ def test_a_task_that_keeps_data_and_is_taken_over_keeps_it_once(
         params = {"name": "kept", "arguments": arguments, "task": {}}
         task_id = rpc(one, "tools/call", params, {}).json()["result"]["task"]["taskId"]
         marker = tmp_path / "streaming-once.bin"
-        wait_until(lambda: marker.exists() and int(ledger.get(counted_key) or 0) > 0)
+        wait_until(
+            lambda: (
+                marker.exists()
+                and int(ledger.get(counted_key) or 0) > 0
+                and any(folder.rglob("*.part"))
+            )
+        )
         doomed, survivor = (one, two) if marker.read_text() == str(one.process.pid) else (two, one)
         [cut] = [path.name.split(".")[0] for path in folder.rglob("*.part")]
         marker.unlink()
