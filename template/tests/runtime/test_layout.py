@@ -30,7 +30,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": set(),
     "observability": {"sdk", "config"},
     "auth": {"sdk", "config"},
-    "data": {"config"},
+    "data": {"config", "observability"},
     "execution": {"sdk", "config", "observability", "data"},
     "contract": {"sdk", "config", "observability", "auth", "data", "execution"},
     "tasks": {"sdk", "config", "observability", "auth", "data", "execution", "contract"},

@@ -25,7 +25,6 @@ import functools
 import inspect
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,10 +60,11 @@ from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
+from mcp_runtime.observability.errors import ERROR_ID, logged_error
 from mcp_runtime.observability.logs import log_call
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.observability.tracing import start_call_span
-from mcp_runtime.sdk.context import request_headers, request_id, request_token, serving
+from mcp_runtime.sdk.context import ServingRequest, request_headers, request_id, request_token
 from mcp_runtime.sdk.tools import SDKTool, SDKToolError, UrlElicitationRequiredError, pre_parse_json
 
 __all__ = ["CallPolicy", "ContractTool", "ToolCaller"]
@@ -198,10 +198,10 @@ class ContractTool(SDKTool):
         Logs one line: the tool, the outcome and the duration (never arguments or
         values); a call cut short by its client leaves the outcome ``cancelled``.
         """
-        result, _ = await self.serve(arguments, context)
+        result, _ = await self.call(arguments, context)
         return result
 
-    async def serve(
+    async def call(
         self,
         arguments: dict[str, Any],
         context: Any = None,
@@ -219,7 +219,7 @@ class ContractTool(SDKTool):
         outcome = Outcome.CANCELLED
         settings = self.state.settings
         serving_settings = None if settings is None else SERVING_SETTINGS.set(settings)
-        with serving(context):
+        with ServingRequest(context):
             span = start_call_span(self.name)
             metrics = self.state.metrics
             metrics.started(self.name)
@@ -410,12 +410,12 @@ class ContractTool(SDKTool):
         if isinstance(exc, TOOL_REPORTED):
             message = _safe_str(exc) or f"Tool '{self.name}' failed."
             return error_result(message), Outcome.TOOL_ERROR
-        error_id = secrets.token_hex(6)
-        logger.error(
+        error_id = logged_error(
+            logger,
             "tool %s raised %s (error id %s)",
             self.name,
             type(exc).__name__,
-            error_id,
+            ERROR_ID,
             exc_info=exc,
         )
         if self.policy.mask_errors:

@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 import anyio
 
-from mcp_runtime.config.stores import STORE_ERRORS
+from mcp_runtime.config.stores import STORE_ERRORS, StoreError, reaching
 from mcp_runtime.data.blobs import BlobMissingError, Blobs, BlobWriter
 from mcp_runtime.data.ledger import Ledger, LedgerConflictError
 from mcp_runtime.data.sealing import (
@@ -48,6 +48,7 @@ from mcp_runtime.data.sealing import (
     chunk_label,
     meta_label,
 )
+from mcp_runtime.observability.errors import ERROR_ID, logged_error
 
 __all__ = [
     "MIN_COUNTED",
@@ -107,14 +108,10 @@ class DataLimitError(Exception):
     (``data_too_large``) with this message."""
 
 
-class DataStoreError(Exception):
+class DataStoreError(StoreError):
     """The store of kept data did not keep or read it (its place or its ledger did not
     answer, or a setting is missing). The log has a line saying why, under the error id
     this exception holds."""
-
-    def __init__(self, error_id: str) -> None:
-        super().__init__(error_id)
-        self.error_id = error_id
 
 
 @dataclass(frozen=True)
@@ -229,10 +226,11 @@ class DataStore:
         if not self.sealed:
             headers = {"Content-Type": media_type, "Content-Disposition": content_disposition(name)}
         try:
-            blob = await self.blobs.writer(self.key(data_id), headers=headers)
-        except STORE_FAILURES as exc:
+            with self.failing("could not start writing"):
+                blob = await self.blobs.writer(self.key(data_id), headers=headers)
+        except DataStoreError:
             await self.discard([data_id])
-            raise self._failed(f"could not start writing: {type(exc).__name__}: {exc}") from None
+            raise
         self._ensure_upkeep()
         return DatumWriter(self, blob, owner, data_id, name, media_type, reserved)
 
@@ -350,11 +348,10 @@ class DataStore:
             numbers = range(batch, min(batch + at_once, last + 1))
             stop = min(numbers[-1] * stored + stored, self._object_size(kept))
             try:
-                data = await self.blobs.read(key, numbers[0] * stored, stop)
+                with self.failing("did not answer a read"):
+                    data = await self.blobs.read(key, numbers[0] * stored, stop)
             except BlobMissingError:
                 raise LookupError("kept data removed while it was read") from None
-            except STORE_FAILURES as exc:
-                raise self._failed(f"did not answer a read: {type(exc).__name__}: {exc}") from None
             view = memoryview(data)
             for index, number in enumerate(numbers):
                 piece = view[index * stored : (index + 1) * stored]
@@ -371,10 +368,8 @@ class DataStore:
         where the place signs none or the datum is sealed."""
         if kept.sealed or not self.blobs.signs:
             return None
-        try:
+        with self.failing("did not sign a URL"):
             return await self.blobs.sign(self.key(kept.data_id), seconds)
-        except STORE_FAILURES as exc:
-            raise self._failed(f"did not sign a URL: {type(exc).__name__}: {exc}") from None
 
     def _opened(self, kept: KeptData, piece: memoryview, number: int, last: bool) -> bytes:
         if not kept.sealed:
@@ -470,21 +465,26 @@ class DataStore:
     async def _reaching(self, step: Awaitable[T]) -> T:
         """``step``'s answer, or :class:`DataStoreError` (logged, without values) when the
         ledger does not answer."""
-        try:
+        with self.failing("did not answer"):
             return await step
-        except STORE_FAILURES as exc:
-            raise self._failed(f"did not answer: {type(exc).__name__}: {exc}") from None
+
+    def failing(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """Within it, a store that does not answer raises :class:`DataStoreError`, logged
+        saying ``what`` it did not do."""
+        return reaching(
+            lambda exc, busy: self._failed(f"{what}: {type(exc).__name__}: {exc}"), STORE_FAILURES
+        )
 
     def _failed(self, why: str) -> DataStoreError:
         """A :class:`DataStoreError`, logged with ``why`` and where the data is kept (the
         settings to check), under a new error id; never a datum's name or content."""
-        error_id = secrets.token_hex(6)
-        logger.error(
+        error_id = logged_error(
+            logger,
             "the store of kept data (%s) %s (error id %s): check MCP_DATA_URL, that the "
             "service may write there, and MCP_TASKS_URL when its ledger is on Redis",
             self.blobs.location,
             why,
-            error_id,
+            ERROR_ID,
         )
         return DataStoreError(error_id)
 
@@ -551,10 +551,8 @@ class DatumWriter:
         try:
             self._sealed.append(self.sealer.end())
             await self._flush(last=True)
-            try:
+            with self.store.failing("did not finish a write"):
                 await self.blob.close()
-            except STORE_FAILURES as exc:
-                raise self.store._failed(f"did not finish a write: {type(exc).__name__}") from None
             self._ended, self._left = True, False
         except BaseException:
             await self.abort_shielded()
@@ -612,10 +610,8 @@ class DatumWriter:
         writing, self._writing = self._writing, None
         if writing is None:
             return
-        try:
+        with self.store.failing("did not take a write"):
             await writing
-        except STORE_FAILURES as exc:
-            raise self.store._failed(f"did not take a write: {type(exc).__name__}: {exc}") from None
 
 
 def _too_large(what: str, size: int, limit: int, *, grew: bool = False) -> str:

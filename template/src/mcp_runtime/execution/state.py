@@ -8,7 +8,7 @@ readiness and scrapes from it, and the process drains it at shutdown. Nothing of
 global: two servers built in one process, as tests build them, share nothing.
 """
 
-from typing import Any
+from typing import Protocol
 
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.data.store import DataStore
@@ -16,7 +16,21 @@ from mcp_runtime.execution.in_flight import InFlight, OpenRequests
 from mcp_runtime.execution.tool_threads import ToolThreads
 from mcp_runtime.observability.metrics import CallMetrics
 
-__all__ = ["ServiceState"]
+__all__ = ["ServiceState", "TaskService"]
+
+
+class TaskService(Protocol):
+    """What a process asks of its service's task engine
+    (:class:`mcp_runtime.tasks.engine.TaskEngine`)."""
+
+    def start(self) -> None:
+        """Open the task store in the background, as the app starts."""
+
+    def stop_taking(self) -> None:
+        """Take no more tasks: the drain has begun. Safe to call from a signal handler."""
+
+    async def close(self) -> None:
+        """Stop this process's workers and close the store."""
 
 
 class ServiceState:
@@ -39,5 +53,5 @@ class ServiceState:
         )
         self.calls = InFlight()
         self.requests = OpenRequests()
-        self.tasks: Any = None  # the service's TaskEngine, when it serves task tools
+        self.tasks: TaskService | None = None  # when the service serves task tools
         self.data: DataStore | None = None  # the data its tools keep

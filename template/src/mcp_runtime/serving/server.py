@@ -110,8 +110,9 @@ def build_server(
     engine = None
     if task_tools:
         seal = task_seal(settings, name, task_tools)
-        engine = state.tasks or TaskEngine(engine_settings(settings, name), seal)
-        engine.serve(task_tools)
+        engine = state.tasks if isinstance(state.tasks, TaskEngine) else None
+        engine = engine or TaskEngine(engine_settings(settings, name), seal)
+        engine.register(task_tools)
         state.tasks = engine
         state.calls.on_draining(engine.stop_taking)
     own_key = engine.seal.keys[0] if engine is not None else new_key()

@@ -5,7 +5,6 @@ ends ``completed`` (its tool answered, ``isError`` or not), ``failed`` (the call
 be answered: a JSON-RPC error stands in for its result) or ``cancelled``.
 """
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -16,6 +15,11 @@ __all__ = ["TERMINAL", "Status", "TaskRecord", "wire_time"]
 
 Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+def _moment(stored: str) -> datetime:
+    """A time the store keeps (seconds since the epoch)."""
+    return datetime.fromtimestamp(float(stored), UTC)
 
 
 def wire_time(moment: datetime) -> str:
@@ -40,26 +44,29 @@ class TaskRecord:
     error: dict[str, Any] | None = None
 
     @classmethod
-    def kept(
+    def from_store(
         cls,
         fields: dict[str, str],
         task_id: str,
         poll_interval_ms: int,
         *,
-        moments: Sequence[datetime | None] = (),
-        message: str | None = None,
         result: dict[str, Any] | None = None,
         failure: str = "",
     ) -> "TaskRecord":
-        """The task that ``fields``, its record in the store (see tasks/store.py), holds.
-        Working (no ``status``): updated at the latest of its creation and ``moments``,
-        saying ``message``. Ended: ``result`` once completed; failed, a JSON-RPC error
-        saying its message, or ``failure``."""
-        created = datetime.fromtimestamp(float(fields["created"]), UTC)
+        """The task that ``fields``, its record in the store (:mod:`.store`), holds.
+        Working (no ``status``): updated at its last run's start or status message, saying
+        that message. Ended: ``result`` once completed; failed, a JSON-RPC error saying
+        its message, or ``failure``."""
+        created = _moment(fields["created"])
         status: Status = fields.get("status", "working")  # type: ignore[assignment]
         error = None
-        if status != "working":
-            moments = [datetime.fromtimestamp(float(fields["ended"]), UTC)]
+        if status == "working":
+            moments = [
+                _moment(fields[name]) for name in ("started", "progressed") if name in fields
+            ]
+            message = fields.get("progress")
+        else:
+            moments = [_moment(fields["ended"])]
             message = None if status == "completed" else fields.get("message") or None
             if status == "failed":
                 error = {"code": INTERNAL_ERROR, "message": message or failure}
@@ -68,7 +75,7 @@ class TaskRecord:
             tool=fields.get("tool", ""),
             status=status,
             created_at=created,
-            updated_at=max(moment for moment in [created, *moments] if moment is not None),
+            updated_at=max([created, *moments]),
             ttl_ms=int(fields.get("ttl_ms", "0")),
             poll_interval_ms=poll_interval_ms,
             status_message=message,

@@ -21,8 +21,9 @@ class TaskRequest:
     version: str
 
     def sealed_by(self, seal: Seal) -> str:
+        """This request, sealed."""
         caller = self.caller
-        return seal.close(
+        return seal.seal(
             {
                 "caller": None
                 if caller is None
@@ -39,8 +40,9 @@ class TaskRequest:
         )
 
     @classmethod
-    def opened_by(cls, seal: Seal, sealed: str) -> "TaskRequest":
-        kept = seal.open(sealed)
+    def unsealed_by(cls, seal: Seal, sealed: str) -> "TaskRequest":
+        """The request ``sealed`` holds."""
+        kept = seal.unseal(sealed)
         caller = kept["caller"]
         return cls(
             caller=None

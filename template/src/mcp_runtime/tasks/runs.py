@@ -1,22 +1,22 @@
-"""Runs of tasks: what a process does with a task Docket hands it (the engine's worker
-side, :class:`TaskRuns`, which :class:`~mcp_runtime.tasks.engine.TaskEngine` extends).
+"""Runs of tasks: what a process does with each task Docket hands it.
 
-A run opens the task's record (:data:`~mcp_runtime.tasks.store.BEGIN`, which counts it
-and its takeover), serves the tool as the caller that created it, with the headers its
-tool declares and its last checkpoint, and ends the record once (its first end is its
-last). A run stopped by its process's shutdown is handed on (:class:`HandedOn`, which
-Docket's ``Retry`` runs again at once elsewhere); a run that meets a store that does not
-answer is tried again after a quarter of a lease. The store commands of runs wait for
-slots of their own, so that a burst of requests is answered before the runs it queued.
+A run counts itself in the task's record (and its takeover), serves the tool as the
+caller that created the task, with the headers its tool declares and its last
+checkpoint, and ends the record once (its first end is its last). A run stopped by its
+process's shutdown is handed on (:class:`HandedOn`: Docket's ``Retry`` runs it again at
+once elsewhere); a run that meets a store that does not answer is tried again after a
+quarter of a lease; a run whose task is cancelled stops at its tool's next ``await``
+and says so. The store commands of runs wait for slots of their own, so that a burst of
+requests is answered before the runs it queued.
 """
 
 import asyncio
 import contextlib
 import functools
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -25,26 +25,28 @@ from mcp_runtime.auth.request_headers import task_headers
 from mcp_runtime.contract.output_contract import error_result
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.execution.checkpoints import TaskRun, running_task
+from mcp_runtime.observability.errors import ERROR_ID, logged_error
 from mcp_runtime.observability.outcome import Outcome
 from mcp_runtime.sdk.tasks import task_context
 from mcp_runtime.tasks.record import Status
 from mcp_runtime.tasks.request import TaskRequest
 from mcp_runtime.tasks.sealing import Seal
-from mcp_runtime.tasks.store import BEGIN, CHECKPOINT, END, STORE_ERRORS, run_script
+from mcp_runtime.tasks.settings import EngineSettings
+from mcp_runtime.tasks.store import STORE_ERRORS, TaskStore
 
 if TYPE_CHECKING:
-    from docket import Docket
     from docket.execution import Execution
 
-    from mcp_runtime.tasks.engine import EngineSettings
-    from mcp_runtime.tasks.workers import ProcessWorkers
-
-__all__ = ["BROKEN", "FLUSH_SECONDS", "STOPPED", "HandedOn", "TaskRuns"]
+__all__ = ["BROKEN", "FLUSH_SECONDS", "STOPPED", "HandedOn", "Running", "TaskRunner"]
 
 logger = logging.getLogger(__name__)
 
 FLUSH_SECONDS = 5.0
 """How long a run that ends or is handed on waits for its last checkpoint to be stored."""
+RUN_SLOTS = 4
+"""The store commands of runs (their start, checkpoints, status messages and end) in
+flight at once in one process, beside the requests': a burst of creations is answered
+while the runs it queued wait their turn, a few milliseconds each."""
 
 # What a task's end says: written once, in clear (no request value is in any of them).
 STOPPED = (
@@ -75,30 +77,44 @@ class HandedOn(Exception):  # noqa: N818 - what happened, not an error
     process that is not shutting down."""
 
 
-class TaskRuns:
-    """The runs of tasks in this process, and a task's end. The engine sets these
-    attributes and opens the store (:meth:`_store`)."""
+@dataclass
+class Running:
+    """A task running here: its stream message and the worker holding it (whose lease
+    :meth:`~mcp_runtime.tasks.workers.ProcessWorkers.renew_leases` renews), its asyncio
+    task, and whether its caller cancelled it."""
 
-    settings: "EngineSettings"
-    seal: Seal
-    name: str
-    tools: dict[str, ContractTool]
-    running: dict[str, tuple[bytes | str, str, asyncio.Task[Any] | None]]
-    """The tasks running here: their stream message, its worker, the asyncio task."""
-    _slots: asyncio.Semaphore
-    _run_slots: asyncio.Semaphore
-    _workers: "ProcessWorkers | None"
+    message: bytes | str
+    worker: str
+    task: "asyncio.Task[Any] | None"
+    cancelled: bool = field(default=False)
 
-    async def _store(self) -> "Docket":
-        raise NotImplementedError
 
-    def _task_function(self) -> Callable[..., Awaitable[None]]:
+class TaskRunner:
+    """The runs of the tasks of ``tools`` in this process, on ``store``, opening what they
+    keep with ``seal``; ``taking`` names the worker that takes tasks now."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        seal: Seal,
+        settings: EngineSettings,
+        taking: Callable[[], str],
+    ) -> None:
+        self.store = store
+        self.seal = seal
+        self.settings = settings
+        self.taking = taking
+        self.tools: dict[str, ContractTool] = {}
+        self.running: dict[str, Running] = {}
+        self.slots = asyncio.Semaphore(RUN_SLOTS)
+
+    def function(self) -> Callable[..., Awaitable[None]]:
         """The function Docket runs for each task (Docket is imported here, when the store
         first opens, not with the runtime)."""
         from docket import CurrentExecution, Retry
         from docket.execution import Execution
 
-        engine = self
+        runner = self
 
         async def mcp_task(
             task_id: str,
@@ -106,34 +122,48 @@ class TaskRuns:
             retry: Retry = Retry(attempts=None),  # noqa: B008 - how a run is handed on
         ) -> None:
             try:
-                await engine._run(task_id, execution)
+                await runner.run(task_id, execution)
             except HandedOn:
                 retry.after(timedelta(0))  # another process runs it at once
             except STORE_ERRORS as exc:
                 logger.warning("a task could not run: the task store did not answer (%s)", exc)
-                retry.after(timedelta(seconds=engine.settings.lease / 4))
+                retry.after(timedelta(seconds=runner.settings.lease / 4))
+            except asyncio.CancelledError:
+                if not runner.was_cancelled(task_id):
+                    raise  # the worker stops: the task runs again elsewhere
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                with contextlib.suppress(*STORE_ERRORS):
+                    await runner.store.tell(f"stopped {task_id}")
             except Exception as exc:
-                error_id = secrets.token_hex(6)
-                logger.error("a task failed in the engine (error id %s)", error_id, exc_info=exc)
-                await engine._end(task_id, "failed", BROKEN)
+                logged_error(
+                    logger, "a task failed in the engine (error id %s)", ERROR_ID, exc_info=exc
+                )
+                await runner.end(task_id, "failed", BROKEN)
+            finally:
+                runner.running.pop(task_id, None)
 
         return mcp_task
 
-    async def _run(self, task_id: str, execution: "Execution") -> None:
+    def stop(self, task_id: str) -> None:
+        """Stop the run of task ``task_id``, cancelled by its caller, if it runs here: its
+        tool stops at its next ``await`` and runs its cleanup."""
+        running = self.running.get(task_id)
+        if running is not None and running.task is not None and not running.cancelled:
+            running.cancelled = True
+            running.task.cancel()
+
+    def was_cancelled(self, task_id: str) -> bool:
+        running = self.running.get(task_id)
+        return running is not None and running.cancelled
+
+    async def run(self, task_id: str, execution: "Execution") -> None:
         """Run task ``task_id`` once more: to its end, or until handed on."""
-        docket = await self._store()
-        async with self._run_slots, docket.redis() as redis:
-            taken_over = "1" if execution.redelivered else "0"
-            flat = await run_script(redis, BEGIN, [self._record_key(task_id)], [taken_over])
-        if not flat:
+        record = await self.store.begin(task_id, execution.redelivered, self.slots)
+        if not record:
             return  # expired, cancelled, or ended by an earlier run
-        pairs = zip(flat[::2], flat[1::2], strict=True)
-        record = {key.decode(): value.decode() for key, value in pairs}
         runs, takeovers = int(record["runs"]), int(record.get("takeovers", "0"))
         owner, ttl_ms = record["owner"], int(record["ttl_ms"])
-        end = functools.partial(
-            self._end, task_id, owner=owner, ttl_ms=ttl_ms, slots=self._run_slots
-        )
+        end = functools.partial(self.end, task_id, owner=owner, ttl_ms=ttl_ms, slots=self.slots)
         tool = self.tools.get(record.get("tool", ""))
         if takeovers > self.settings.max_resumes:
             logger.warning("a task was taken over %d times: it failed", takeovers)
@@ -142,12 +172,12 @@ class TaskRuns:
         timeout = self.settings.timeout
         left = None if timeout is None else float(record["created"]) + timeout - time.time()
         if left is not None and left <= 0:
-            await end("completed", "", self.seal.close(self._timed_out(tool)))
+            await end("completed", "", self.seal.seal(self._timed_out(tool)))
             return
         try:
-            request = TaskRequest.opened_by(self.seal, record["request"])
+            request = TaskRequest.unsealed_by(self.seal, record["request"])
             checkpoint = record.get("checkpoint")
-            checkpoint = None if checkpoint is None else self.seal.open(checkpoint)
+            checkpoint = None if checkpoint is None else self.seal.unseal(checkpoint)
         except Exception:
             logger.error("a task's record could not be opened: it failed")
             await end("failed", UNOPENED)
@@ -155,12 +185,9 @@ class TaskRuns:
         if tool is None:
             await end("failed", BROKEN)
             return
-        worker = execution.worker or (self._workers.taking if self._workers else "")
-        self.running[task_id] = (execution.message_id or b"", worker, asyncio.current_task())
-        try:
-            await self._serve(task_id, tool, request, checkpoint, runs > 1, execution, left, end)
-        finally:
-            self.running.pop(task_id, None)
+        worker = execution.worker or self.taking()
+        self.running[task_id] = Running(execution.message_id or b"", worker, asyncio.current_task())
+        await self._serve(task_id, tool, request, checkpoint, runs > 1, left, end)
 
     async def _serve(
         self,
@@ -169,12 +196,11 @@ class TaskRuns:
         request: TaskRequest,
         checkpoint: str | None,
         resumed: bool,
-        execution: "Execution",
         left: float | None,
         end: Callable[..., Awaitable[bool]],
     ) -> None:
         context = task_context(task_id, request.version)
-        context.progress = functools.partial(self._report, execution)
+        context.progress = functools.partial(self._report, task_id)
         run = TaskRun(checkpoint, resumed, functools.partial(self._checkpoint, task_id))
         with contextlib.ExitStack() as scope:
             if request.caller is not None:
@@ -182,7 +208,7 @@ class TaskRuns:
             scope.enter_context(task_headers(tool.name, tool.task_headers, request.headers))
             scope.enter_context(running_task(run))
             try:
-                result, outcome = await tool.serve(
+                result, outcome = await tool.call(
                     request.arguments, context, task=True, timeout=left, task_id=task_id
                 )
             except BaseException:
@@ -199,10 +225,10 @@ class TaskRuns:
             await end("failed", STOPPED)
             return
         if outcome == Outcome.TIMEOUT:
-            await end("completed", "", self.seal.close(self._timed_out(tool)))
+            await end("completed", "", self.seal.seal(self._timed_out(tool)))
             return
         answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        await end("completed", "", await self.seal.close_aside(answer))
+        await end("completed", "", await self.seal.seal_in_thread(answer))
 
     def _timed_out(self, tool: ContractTool | None) -> dict[str, Any]:
         """The answer of a task of ``tool`` whose ``MCP_TASK_TIMEOUT`` has run out."""
@@ -211,21 +237,19 @@ class TaskRuns:
         answer = error_result(text)
         return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    async def _report(self, execution: "Execution", message: str) -> None:
+    async def _report(self, task_id: str, message: str) -> None:
         """Set the task's status message; dropped when the store does not answer."""
         try:
-            async with self._run_slots:
-                await execution.progress.set_message(message)
+            fields = {"progress": message, "progressed": repr(time.time())}
+            await self.store.set_while_working(task_id, fields, self.slots)
         except STORE_ERRORS as exc:
             logger.debug("a task's status message was not stored (%s)", type(exc).__name__)
 
     async def _checkpoint(self, task_id: str, text: str) -> None:
-        docket = await self._store()
-        sealed = self.seal.close(text)
-        async with self._run_slots, docket.redis() as redis:
-            await run_script(redis, CHECKPOINT, [self._record_key(task_id)], [sealed])
+        sealed = self.seal.seal(text)
+        await self.store.set_while_working(task_id, {"checkpoint": sealed}, self.slots)
 
-    async def _end(
+    async def end(
         self,
         task_id: str,
         status: Status,
@@ -243,30 +267,19 @@ class TaskRuns:
         deadline = time.monotonic() + self.settings.lease
         while True:
             try:
-                docket = await self._store()
-                key = self._record_key(task_id)
-                async with slots or self._slots, docket.redis() as redis:
-                    if owner is None or ttl_ms is None:
-                        owner = (await redis.hget(key, "owner") or b"").decode()
-                        ttl_ms = int(await redis.hget(key, "ttl_ms") or b"0")
-                    kept = str(max(1, round(ttl_ms / 1000)))
-                    ended = await run_script(
-                        redis,
-                        END,
-                        [key, self._open_key(owner)],
-                        [status, message, result, repr(time.time()), kept, task_id],
-                    )
-                return bool(ended)
+                if owner is None or ttl_ms is None:
+                    fields = await self.store.read(task_id, ("owner", "ttl_ms"), slots)
+                    owner, ttl_ms = fields.get("owner", ""), int(fields.get("ttl_ms", "0"))
+                return await self.store.end(
+                    task_id,
+                    owner,
+                    status=status,
+                    message=message,
+                    result=result,
+                    kept_seconds=max(1, round(ttl_ms / 1000)),
+                    slots=slots,
+                )
             except STORE_ERRORS:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.5)
-
-    def _record_key(self, task_id: str) -> str:
-        return f"{self.name}:record:{task_id}"
-
-    def _owner_key(self, owner: str) -> str:
-        return f"{self.name}:owner:{owner}"
-
-    def _open_key(self, owner: str) -> str:
-        return f"{self.name}:open:{owner}"

@@ -20,8 +20,8 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 __all__ = ["Seal", "SealError", "new_key"]
 
 
-ASIDE_BYTES = 64 * 1024
-"""Sealed values larger than this open in a thread (:meth:`Seal.open_aside`)."""
+IN_THREAD_BYTES = 64 * 1024
+"""Sealed values larger than this are unsealed in a thread (:meth:`Seal.unseal_in_thread`)."""
 
 
 class SealError(Exception):
@@ -34,7 +34,7 @@ def new_key() -> str:
 
 
 class Seal:
-    """Seals JSON values with the first of ``keys`` and opens them with any of them
+    """Seals JSON values with the first of ``keys`` and unseals them with any of them
     (each key as ``MCP_TASK_KEYS`` holds it, checked by the settings)."""
 
     def __init__(self, keys: Sequence[str]) -> None:
@@ -46,24 +46,24 @@ class Seal:
         """A seal with a key of this process's own, for tasks kept in its memory."""
         return cls([new_key()])
 
-    def close(self, value: Any) -> str:
+    def seal(self, value: Any) -> str:
         """``value`` (JSON) sealed."""
         data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
         return self._fernet.encrypt(data).decode("ascii")
 
-    async def close_aside(self, value: Any) -> str:
-        """:meth:`close`, in a thread (for a value that may be large, a task's result): the
+    async def seal_in_thread(self, value: Any) -> str:
+        """:meth:`seal`, in a thread (for a value that may be large, a task's result): the
         event loop goes on serving meanwhile, between the steps that hold the GIL."""
-        return await asyncio.to_thread(self.close, value)
+        return await asyncio.to_thread(self.seal, value)
 
-    async def open_aside(self, sealed: str | bytes) -> Any:
-        """:meth:`open`, in a thread of its own when ``sealed`` is large (over
-        :data:`ASIDE_BYTES`)."""
-        if len(sealed) <= ASIDE_BYTES:
-            return self.open(sealed)
-        return await asyncio.to_thread(self.open, sealed)
+    async def unseal_in_thread(self, sealed: str | bytes) -> Any:
+        """:meth:`unseal`, in a thread of its own when ``sealed`` is large (over
+        :data:`IN_THREAD_BYTES`)."""
+        if len(sealed) <= IN_THREAD_BYTES:
+            return self.unseal(sealed)
+        return await asyncio.to_thread(self.unseal, sealed)
 
-    def open(self, sealed: str | bytes) -> Any:
+    def unseal(self, sealed: str | bytes) -> Any:
         """The JSON value ``sealed`` holds; raises :class:`SealError` when no key opens it."""
         try:
             return json.loads(self._fernet.decrypt(sealed))
