@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NotRequired
 
 import anyio
@@ -21,11 +22,13 @@ import httpx2
 import pytest
 import uvicorn
 from langchain_core.tools import tool
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult
 
 from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
 from mcp_runtime.auth.local_keys import DEV_ISSUER, SigningKey
-from mcp_runtime.auth.oauth import JwksCache, JwtVerifier, VerifiedTokens
+from mcp_runtime.auth.oauth import JwksCache, JwtVerifier, VerifiedTokens, caller_of, owner_digest
 from mcp_runtime.config.settings import (
     ServiceSettings,
     SettingsError,
@@ -34,9 +37,11 @@ from mcp_runtime.config.settings import (
 )
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
+from mcp_runtime.sdk.context import request_token
 from mcp_runtime.serving.cli import main
 from mcp_runtime.serving.http_app import build_app
 from mcp_runtime.serving.server import build_server
+from mcp_runtime.tasks.protocol import owner_key
 from mcp_runtime.testing import connect, connect_http, free_port, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -796,3 +801,18 @@ def test_the_answer_sets_the_default_mode(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.delenv("MCP_AUTH")
     assert ServiceSettings().auth == AUTH
+
+
+def test_a_token_without_a_subject_is_one_owner_for_calls_tasks_and_data() -> None:
+    """Calls, tasks and kept data name their owner by one digest: a verified token whose
+    subject is empty (a verifier may allow it) owns by its client, never as ``anonymous``."""
+    token = AccessToken(token="opaque", client_id="app", scopes=[], subject="")
+    context = SimpleNamespace(request=SimpleNamespace(scope={"user": AuthenticatedUser(token)}))
+    caller = caller_of(request_token(context))  # type: ignore[arg-type]
+    assert caller == Caller(subject="", client_id="app")
+    owner = owner_key(context)  # type: ignore[arg-type]  # a task's owner
+    assert owner == owner_digest(caller)  # a call's owner (its cancels)
+    with using_caller(caller):  # as a task's run restores its caller
+        assert owner_digest(current_caller()) == owner  # kept data's owner
+    assert owner not in {"anonymous", owner_digest(Caller(subject="", client_id="other"))}
+    assert owner != owner_digest(Caller(subject="app"))

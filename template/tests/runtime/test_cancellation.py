@@ -26,6 +26,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_runtime import ToolResult
+from mcp_runtime.auth.oauth import Caller, owner_digest
 from mcp_runtime.contract.toolsets import Toolset
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.execution.in_flight import InFlight
@@ -303,7 +304,7 @@ async def test_under_oauth_a_cancel_stops_only_its_callers_call(
 
 async def test_a_cancel_names_the_call_by_owner_and_id_of_the_same_type() -> None:
     calls = InFlight()
-    alice = ("alice", "app")
+    alice = owner_digest(Caller(subject="alice", client_id="app"))
     entered = {5: anyio.Event(), "5": anyio.Event()}
     stopped: dict[object, bool] = {}
 
@@ -318,8 +319,8 @@ async def test_a_cancel_names_the_call_by_owner_and_id_of_the_same_type() -> Non
         group.start_soon(call, "5")
         await entered[5].wait()
         await entered["5"].wait()
-        assert calls.cancel(("bob", "app"), 5) is False
-        assert calls.cancel(None, 5) is False
+        assert calls.cancel(owner_digest(Caller(subject="bob", client_id="app")), 5) is False
+        assert calls.cancel(owner_digest(None), 5) is False
         assert calls.cancel(alice, 6) is False
         assert calls.cancel(alice, 5) is True
         await anyio.wait_all_tasks_blocked()

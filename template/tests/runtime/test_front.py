@@ -378,7 +378,7 @@ async def cancels_the_call(body: bytes, headers: dict[str, str], stateless: bool
     state = ServiceState()
 
     async def running() -> RunningCall:
-        with state.calls.call("slow", None, 5, None) as call:
+        with state.calls.call("slow", "anonymous", 5, None) as call:
             await asyncio.sleep(30)
         return call
 

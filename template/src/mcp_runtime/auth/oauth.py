@@ -35,7 +35,6 @@ __all__ = [
     "JwksCache",
     "JwtVerifier",
     "VerifiedTokens",
-    "caller_digest",
     "caller_of",
     "current_caller",
     "owner_digest",
@@ -77,29 +76,25 @@ def current_caller() -> Caller | None:
 
 
 def caller_of(token: AccessToken | None) -> Caller | None:
-    """The caller a verified ``token`` names; None without a token or its subject."""
-    if token is None or not token.subject:
+    """The caller a verified ``token`` names (its subject may be empty, when the verifier
+    allows it); None without a token."""
+    if token is None:
         return None
     return Caller(
-        subject=token.subject,
+        subject=token.subject or "",
         scopes=frozenset(token.scopes),
         client_id=token.client_id or None,
         claims=dict(token.claims or {}),
     )
 
 
-def caller_digest(caller: Caller | None) -> str:
-    """Whose things (tasks, kept data) a caller reads, as the store keeps it: a digest of
-    its subject and client, or ``anonymous`` without a verified caller."""
+def owner_digest(caller: Caller | None) -> str:
+    """Whose things a caller's are (its calls, tasks and kept data), as the stores keep it
+    in its place: a digest of its subject and client, or ``anonymous`` without a verified
+    caller. The one way a caller becomes an owner."""
     if caller is None:
         return "anonymous"
-    return owner_digest(caller.subject, caller.client_id)
-
-
-def owner_digest(subject: str, client_id: str | None) -> str:
-    """The digest of a verified caller's subject and client, which the store keeps in
-    their place."""
-    return hashlib.sha256(f"{subject}\x00{client_id or ''}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{caller.subject}\x00{caller.client_id or ''}".encode()).hexdigest()[:32]
 
 
 @contextmanager

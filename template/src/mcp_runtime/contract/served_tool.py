@@ -36,7 +36,7 @@ from langchain_core.tools.base import _get_runnable_config_param
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mcp_runtime.auth.oauth import caller_digest, current_caller
+from mcp_runtime.auth.oauth import caller_of, current_caller, owner_digest
 from mcp_runtime.config.settings import (
     MAX_RESULT_BYTES,
     MAX_STREAMED_RESULT_BYTES,
@@ -56,7 +56,6 @@ from mcp_runtime.data.keeping import (
     KeptDatum,
     serving_data,
 )
-from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
 from mcp_runtime.execution.tool_threads import ToolBusyError, ToolThreads, never_started
@@ -263,7 +262,7 @@ class ContractTool(SDKTool):
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
-        owner = owner_of(request_token())
+        owner = owner_digest(caller_of(request_token()))
         state = self.state
         with state.calls.call(self.name, owner, request_id(), timeout) as call:
             try:
@@ -515,7 +514,7 @@ def _safe_str(exc: BaseException) -> str:
 
 def _caller_owner() -> str:
     """Whose the data a call keeps is: its caller's digest."""
-    return caller_digest(current_caller())
+    return owner_digest(current_caller())
 
 
 def _with_links(result: CallToolResult, linked: list[KeptDatum]) -> CallToolResult:

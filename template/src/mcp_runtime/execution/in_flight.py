@@ -19,21 +19,15 @@ from typing import Any, Literal
 from mcp.types import RequestId
 
 from mcp_runtime.execution.alarms import Alarm, alarm_after
-from mcp_runtime.sdk.context import AccessToken
 
-__all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "StopReason", "owner_of"]
+__all__ = ["InFlight", "OpenRequests", "Owner", "RunningCall", "StopReason"]
 
 logger = logging.getLogger(__name__)
 
 StopReason = Literal["shutdown", "client"]
 """Who stopped a call before its deadline: shutdown (its grace ended), or its client."""
-Owner = tuple[str, str | None] | None
-"""Who made a call: the verified caller's subject and client id, or None without one."""
-
-
-def owner_of(token: AccessToken | None) -> Owner:
-    """The owner of the calls of a request whose verified token is ``token``."""
-    return None if token is None else (token.subject or "", token.client_id or None)
+Owner = str
+"""Who made a call: its caller's digest (:func:`mcp_runtime.auth.oauth.owner_digest`)."""
 
 
 class RunningCall:
@@ -139,7 +133,7 @@ class InFlight:
     def call(
         self,
         tool: str = "",
-        owner: Owner = None,
+        owner: Owner = "anonymous",
         request_id: RequestId | None = None,
         timeout: float | None = None,
     ) -> RunningCall:

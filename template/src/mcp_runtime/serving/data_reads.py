@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool, tool
 from mcp.types import ResourceTemplate
 from pydantic import Field
 
-from mcp_runtime.auth.oauth import caller_digest, caller_of, current_caller
+from mcp_runtime.auth.oauth import caller_of, current_caller, owner_digest
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.contract.tool_metadata import tool_metadata
 from mcp_runtime.contract.tool_result import ToolError, ToolResult
@@ -91,7 +91,7 @@ def read_kept_data(server: ContractServer, store: DataStore, settings: ServiceSe
         if not uri.startswith(f"{DATA_SCHEME}:"):
             return None
         data_id = data_id_of(uri)
-        owner = caller_digest(caller_of(request_token(ctx)))
+        owner = owner_digest(caller_of(request_token(ctx)))
         try:
             kept = None if data_id is None else await store.find(owner, data_id)
             if kept is None:
@@ -159,7 +159,7 @@ def data_tool(store: DataStore, settings: ServiceSettings) -> BaseTool:
         media type and size): read it here page by page, from page 1.
         """
         data_id = data_id_of(uri.strip())
-        owner = caller_digest(current_caller())
+        owner = owner_digest(current_caller())
         try:
             kept = None if data_id is None else await store.find(owner, data_id)
             if kept is not None:

@@ -49,7 +49,6 @@ from pydantic import ConfigDict
 from mcp_runtime.auth.oauth import caller_of, owner_digest
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.contract.tool_result import ToolError
-from mcp_runtime.execution.in_flight import owner_of
 from mcp_runtime.sdk.context import request_token
 from mcp_runtime.sdk.hooks import (
     CallNext,
@@ -79,11 +78,7 @@ MISSING_DATA: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EX
 def owner_key(ctx: ServerRequestContext[Any, Any]) -> str:
     """Whose tasks a request reads: a digest of its verified caller (subject and client),
     or ``anonymous`` without one. Only the digest is stored."""
-    owner = owner_of(request_token(ctx))
-    if owner is None:
-        return "anonymous"
-    subject, client = owner
-    return owner_digest(subject, client)
+    return owner_digest(caller_of(request_token(ctx)))
 
 
 def task_request(

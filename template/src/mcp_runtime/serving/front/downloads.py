@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_runtime.auth.oauth import caller_digest, caller_of
+from mcp_runtime.auth.oauth import caller_of, owner_digest
 from mcp_runtime.config.settings import ServiceSettings
 from mcp_runtime.data.keeping import DOWNLOAD_PATH, data_id_of
 from mcp_runtime.data.store import DataStore, DataStoreError, KeptData, content_disposition
@@ -72,7 +72,7 @@ class Downloads:
         try:
             kept = None
             if data_id is not None:
-                kept = await self.store.find(caller_digest(caller), data_id)
+                kept = await self.store.find(owner_digest(caller), data_id)
             if kept is None:
                 detail = not_found(self.settings)
                 await respond(send, 404, {"error": "not_found", "detail": detail})
