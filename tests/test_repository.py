@@ -164,7 +164,7 @@ def test_renovate_config_uses_only_documented_options(rendered: Render) -> None:
     config = renovate_config(rendered())
     assert sorted(set(config) - options - {"$schema"}) == []
     assert sorted(set(config["lockFileMaintenance"]) - options) == []
-    assert [sorted(set(rule) - rule_options) for rule in config["packageRules"]] == [[]]
+    assert [sorted(set(rule) - rule_options) for rule in config["packageRules"]] == [[], []]
 
 
 def template_owned_dependencies(service: Path) -> set[str]:
@@ -182,11 +182,30 @@ def test_renovate_leaves_the_templates_ranges_to_copier_update(rendered: Render)
     service = rendered()
     config = renovate_config(service)
     assert config["lockFileMaintenance"]["enabled"] is True
-    (rule,) = config["packageRules"]
+    rule, _ = config["packageRules"]
     assert rule["rangeStrategy"] == "in-range-only"
     assert rule["matchManagers"] == ["pep621"]
     assert set(rule["matchDepNames"]) == template_owned_dependencies(service)
     assert "starlette" in rule["matchDepNames"]  # the parse above found the lists
+
+
+def test_renovate_proposes_the_sdks_next_minor_release(rendered: Render) -> None:
+    """The MCP SDK's range is one minor release; Renovate replaces it with the next (a
+    rule after the one above, so it wins for these two), weekly, in one pull request,
+    and leaves a major release to ``copier update``. (A rule matching update types may
+    not set a range strategy: Renovate refuses it.)"""
+    service = rendered()
+    project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert project["dependencies"][:2] == ["mcp>=2.3,<2.4", "mcp-types>=2.3,<2.4"]
+    config = renovate_config(service)
+    _, rule = config["packageRules"]
+    assert rule["matchManagers"] == ["pep621"]
+    assert rule["matchDepNames"] == ["mcp", "mcp-types"]
+    assert rule["rangeStrategy"] == "replace"
+    assert rule["allowedVersions"] == "<3"
+    assert rule["groupName"] == "MCP SDK"
+    assert rule["schedule"] == config["lockFileMaintenance"]["schedule"]
+    assert "matchUpdateTypes" not in rule
 
 
 def test_renovate_ignores_every_template_owned_file_with_dependencies(rendered: Render) -> None:

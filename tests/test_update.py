@@ -307,7 +307,7 @@ def test_update_carries_fixes_and_keeps_the_teams_work(template_repo: Path, tmp_
     assert text.endswith("\n## Data sources\n\nThe national weather feed.\n")
     assert RUNTIME_FIX in (service / "src/mcp_runtime/__init__.py").read_text()
     project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
-    assert "mcp>=2.3,<3" in project["dependencies"]
+    assert "mcp>=2.3,<2.4" in project["dependencies"]
     assert "httpx>=0.27" in project["dependencies"]
     assert "pydantic>=2.12,<3" in project["dependencies"]
     assert project["urls"] == {"Homepage": "https://example.com/my-mcp-service"}

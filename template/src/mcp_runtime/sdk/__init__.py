@@ -4,14 +4,16 @@ The rest of the runtime reaches the SDK's server through these modules only, eac
 imported by the part of the runtime that needs it (``tests/runtime/test_layout.py``
 holds the rule). No module here imports a part of the runtime above it.
 
+- :mod:`.seams`: the private parts of the SDK the runtime depends on, each reached
+  through one function there (``tests/runtime/test_sdk_seams.py`` holds each to the SDK);
 - :mod:`.context`: the request being served (headers, id, ``_meta``, revision, verified
   token), read from the context the SDK hands each call;
 - :mod:`.tools`: what the SDK's server keeps of each tool, and the errors a tool raises;
 - :mod:`.server`: the server the runtime serves (its tool list, its resources, its
   capabilities, its ``serverInfo`` stamp);
 - :mod:`.hooks`: the SDK's public hooks: server middleware, extensions;
-- :mod:`.http`: the streamable HTTP app, built once for each answer form, and what the
-  front reads of a request as the SDK does;
+- :mod:`.http`: the streamable HTTP app, built once for each answer form, what the
+  front reads of a request as the SDK does, and whether an event it writes is an answer;
 - :mod:`.bearer`: the SDK's bearer-token check, run by the front;
 - :mod:`.direct`: a ``tools/call`` answered without the SDK's request machinery;
 - :mod:`.tasks`: what the task wire needs of the SDK;

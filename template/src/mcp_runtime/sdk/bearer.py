@@ -10,6 +10,8 @@ from mcp.server.mcpserver import MCPServer
 from starlette.authentication import AuthCredentials
 from starlette.types import Receive, Scope, Send
 
+from mcp_runtime.sdk.seams import token_verifier
+
 __all__ = [
     "AccessToken",
     "BearerCheck",
@@ -57,7 +59,7 @@ def bearer_token(scope: Scope) -> str | None:
 
 def bearer_check(server: MCPServer) -> BearerCheck | None:
     """The bearer-token check of ``server``; None when it does not verify tokens."""
-    verifier = server._token_verifier
+    verifier = token_verifier(server)
     auth = server.settings.auth
     return BearerCheck(verifier, auth) if verifier is not None and auth is not None else None
 

@@ -1,7 +1,7 @@
 """The request being served, read from the context the SDK hands each call.
 
 The SDK's 2.x line (``MCPServer``) hands each call's request context to the tool it
-calls; the served tool enters :func:`serving` with it, and the functions here read the
+calls; the served tool enters :class:`ServingRequest` with it, and the functions here read the
 request from there: its headers, its JSON-RPC id, its ``_meta``, its protocol revision
 and the access token verified for it. Where the SDK builds no context (a call the
 runtime answers directly, a task's run), the runtime builds a :class:`BuiltRequest`
@@ -23,12 +23,12 @@ __all__ = [
     "AccessToken",
     "BuiltContext",
     "BuiltRequest",
+    "ServingRequest",
     "protocol_version",
     "request_headers",
     "request_id",
     "request_meta",
     "request_token",
-    "serving",
 ]
 
 _request: ContextVar[Any] = ContextVar("mcp_runtime_request", default=None)
@@ -54,9 +54,9 @@ class BuiltContext:
     request_context: BuiltRequest
 
 
-class serving:  # noqa: N801 (a context manager, named as the function it was)
-    """Within the block, the request ``context`` (the SDK's tool context, a
-    :class:`BuiltContext`, or None) serves."""
+class ServingRequest:
+    """A context manager: within its block, the request of ``context`` (the SDK's tool
+    context, a :class:`BuiltContext`, or None) is the one being served."""
 
     __slots__ = ("context", "token")
 

@@ -22,16 +22,7 @@ from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import modern_error_data
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import (
-    ERROR_CODE_HTTP_STATUS,
-    MCP_METHOD_HEADER,
-    MCP_NAME_HEADER,
-    MCP_PROTOCOL_VERSION_HEADER,
-    X_MCP_HEADER_KEY,
-    InboundLadderRejection,
-    classify_inbound_request,
-    find_duplicated_routing_header,
-)
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, X_MCP_HEADER_KEY
 from mcp.types import (
     INTERNAL_ERROR,
     CallToolResult,
@@ -40,7 +31,6 @@ from mcp.types import (
     RequestParams,
     TextContent,
 )
-from mcp_types import DEFAULT_NEGOTIATED_VERSION
 from mcp_types import methods as mcp_methods
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -48,7 +38,14 @@ from starlette.types import Scope
 
 from mcp_runtime.sdk.bearer import AccessToken, set_request_user
 from mcp_runtime.sdk.context import BuiltContext, BuiltRequest
-from mcp_runtime.sdk.http import accepts_json, first_header
+from mcp_runtime.sdk.http import (
+    accepts_json,
+    first_header,
+    legacy_version,
+    modern_version,
+    names_json,
+)
+from mcp_runtime.sdk.seams import token_verifier
 from mcp_runtime.sdk.server import server_info_stamp
 
 __all__ = ["DirectCall", "DirectCalls"]
@@ -56,28 +53,23 @@ __all__ = ["DirectCall", "DirectCalls"]
 logger = logging.getLogger(__name__)
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
 CONTENT_TYPE = b"content-type"
 KEPT_VERDICTS = 64  # the verdicts on distinct Content-Types kept (most clients send one)
 ENVELOPE_MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
 PARAMS_MEMBERS = frozenset({"name", "arguments", "_meta"})
 ID_TYPES = (str, int)
 COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(..., separators=(",", ":"))
-# The headers the SDK's classification of a 2026-07-28 request reads (and refuses twice).
-ROUTING_HEADERS = frozenset(
-    name.encode() for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER)
-)
 
-Caller = Callable[[dict[str, Any], Any], Awaitable[CallToolResult]]
-"""Runs one call of a tool: its arguments and the request's context, to its result."""
+ToolRunner = Callable[[dict[str, Any], Any], Awaitable[CallToolResult]]
+"""A tool's ``run``: one call's arguments and the request's context, to its result."""
 
 
 @dataclass(frozen=True)
 class DirectCall:
-    """A ``tools/call`` the direct path answers: its tool's caller, its id, its arguments,
+    """A ``tools/call`` the direct path answers: its tool's run, its id, its arguments,
     its revision, whether that is of the 2026-07-28 era, and its context."""
 
-    call: Caller
+    run: ToolRunner
     request_id: RequestId
     arguments: dict[str, Any]
     version: str
@@ -86,8 +78,8 @@ class DirectCall:
 
 
 class DirectCalls:
-    """Answers a stateless ``tools/call`` of one of ``callers`` (the tools it may serve
-    this way, by name, less those whose input schema declares ``Mcp-Param`` headers) as
+    """Answers a stateless ``tools/call`` of one of ``tools`` (those it may serve this
+    way, by name, less those whose input schema declares ``Mcp-Param`` headers) as
     the SDK's server answers it, one JSON body; ``passed_by`` names the server
     middleware that has nothing to do for their calls, and ``hosts_checked`` says the
     request's Host and Origin have passed the SDK's own check of them already (with the
@@ -109,24 +101,24 @@ class DirectCalls:
     def __init__(
         self,
         server: MCPServer,
-        callers: Mapping[str, SDKTool],
+        tools: Mapping[str, SDKTool],
         passed_by: tuple[type, ...] = (),
         *,
         hosts_checked: bool = False,
     ) -> None:
         self.server = server
-        # The server middleware with nothing to do for these callers' calls.
+        # The server middleware with nothing to do for these tools' calls.
         self.passed_by = (RequestStateBoundary, *passed_by)
         # A tool whose input schema declares Mcp-Param headers is the SDK's, which checks
         # them. The gate's input schemas carry no such key today (a parity case sends one
         # unchecked): this keeps the two alike should one ever pass through.
-        self.callers: dict[str, Caller] = {
+        self.runners: dict[str, ToolRunner] = {
             name: tool.run
-            for name, tool in callers.items()
+            for name, tool in tools.items()
             if X_MCP_HEADER_KEY not in json.dumps(tool.parameters)
         }
         auth = server.settings.auth
-        self.verifies = server._token_verifier is not None and auth is not None
+        self.verifies = token_verifier(server) is not None and auth is not None
         self.required_scopes = list(auth.required_scopes or []) if auth is not None else []
         security = server.session_manager.security_settings
         if hosts_checked and security is not None:
@@ -147,7 +139,7 @@ class DirectCalls:
         When the server verifies tokens, ``access`` is the request's, verified by the
         front; a request without one, or whose token lacks a scope every call needs, is
         the SDK's to refuse. ``modern``: the request speaks 2026-07-28 or later, as
-        :func:`~mcp_runtime.sdk.http.handshake_era` says.
+        :func:`~mcp_runtime.sdk.http.speaks_handshake_era` says.
         """
         if not isinstance(message, dict) or message.get("method") != "tools/call":
             return None
@@ -165,9 +157,9 @@ class DirectCalls:
         for part in self.server.middleware:
             if not isinstance(part, self.passed_by):
                 return None  # the server's own middleware runs in the SDK's path
-        call = self.callers.get(params.get("name"))  # type: ignore[arg-type]
+        run = self.runners.get(params.get("name"))  # type: ignore[arg-type]
         arguments = params.get("arguments", {})
-        if call is None or not isinstance(arguments, dict):
+        if run is None or not isinstance(arguments, dict):
             return None
         request = Request(scope)
         content_type = first_header(scope, CONTENT_TYPE)
@@ -176,9 +168,9 @@ class DirectCalls:
         if not accepts_json(scope):
             return None
         if modern:
-            version = _modern_version(scope, message)
-        elif _names_json(content_type):
-            version = _legacy_version(scope)
+            version = modern_version(scope, message)
+        elif names_json(content_type):
+            version = legacy_version(scope)
         else:
             return None
         if version is None:
@@ -193,7 +185,7 @@ class DirectCalls:
         if access is not None and self.verifies:
             set_request_user(scope, access)  # for the tool to read its caller
         context = BuiltContext(BuiltRequest(request, request_id, meta, version))
-        return DirectCall(call, request_id, arguments, version, modern, context)
+        return DirectCall(run, request_id, arguments, version, modern, context)
 
     async def _passes_security(self, request: Request, content_type: bytes | None) -> bool:
         """Whether the request passes the SDK's check of a POST's headers (its Content-Type,
@@ -211,7 +203,7 @@ class DirectCalls:
     async def answer(self, call: DirectCall) -> tuple[int, bytes]:
         """Run ``call``; its HTTP status and JSON-RPC answer, as the SDK's would be."""
         try:
-            result = await call.call(call.arguments, call.context)
+            result = await call.run(call.arguments, call.context)
         except MCPError as exc:
             return _error(call, modern_error_data(exc) if call.modern else exc.error)
         except Exception as exc:  # the tool's run answers every failure itself: a bug
@@ -274,38 +266,6 @@ def text_result(result: CallToolResult) -> dict[str, Any] | None:
     if result.structured_content is not None:
         shaped["structuredContent"] = result.structured_content
     return shaped
-
-
-def _names_json(value: bytes | None) -> bool:
-    """Whether the request's Content-Type (``value``) names JSON as the SDK's transport of
-    the 2025 revisions reads it (stricter than its Host and Origin check's reading)."""
-    content_type = (value or b"").decode("latin-1")
-    return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
-
-
-def _legacy_version(scope: Scope) -> str:
-    """The revision the SDK serves a stateless request of the 2025 revisions in: its
-    ``MCP-Protocol-Version`` header (the first), else the spec's default."""
-    version = first_header(scope, PROTOCOL_VERSION_HEADER)
-    return DEFAULT_NEGOTIATED_VERSION if version is None else version.decode("latin-1")
-
-
-def _modern_version(scope: Scope, message: dict[str, Any]) -> str | None:
-    """The revision of a 2026-07-28 request, once its envelope and routing headers pass the
-    SDK's classification; None when they do not."""
-    pairs = [
-        (name.decode("latin-1"), value.decode("latin-1"))
-        for name, value in scope["headers"]
-        if name.lower() in ROUTING_HEADERS  # the only ones it reads
-    ]
-    if find_duplicated_routing_header(pairs) is not None:
-        return None
-    # Keyed by lowercase name, the first of each kept, as the SDK's mapping reads them.
-    headers = {name.lower(): value for name, value in reversed(pairs)}
-    verdict = classify_inbound_request(message, headers=headers)
-    if isinstance(verdict, InboundLadderRejection):
-        return None
-    return verdict.protocol_version
 
 
 def _error(call: DirectCall, error: ErrorData) -> tuple[int, bytes]:

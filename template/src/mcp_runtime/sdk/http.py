@@ -1,18 +1,28 @@
 """The SDK's streamable HTTP app, and what the front reads of a request as the SDK does:
-its era, whether it accepts an SSE stream, its Host and Origin."""
+its era and revision, whether it accepts an SSE stream, its Host and Origin; and whether
+an event the app writes is an answer."""
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types import DEFAULT_NEGOTIATED_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import Scope
+
+from mcp_runtime.sdk.seams import join_lifespans, starts_as_answer
 
 __all__ = [
     "AnswerApps",
@@ -22,16 +32,26 @@ __all__ = [
     "accepts_sse",
     "answer_apps",
     "first_header",
-    "handshake_era",
+    "legacy_version",
+    "modern_version",
+    "names_json",
+    "speaks_handshake_era",
+    "starts_as_answer",
 ]
 
+PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
+# The headers the SDK's classification of a 2026-07-28 request reads (and refuses twice).
+ROUTING_HEADERS = frozenset(
+    name.encode() for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER)
+)
 
-def handshake_era(scope: Scope) -> bool:
+
+def speaks_handshake_era(scope: Scope) -> bool:
     """Whether an HTTP request speaks a revision of the ``initialize`` era (2025-11-25 and
     before), as the SDK routes it: by its ``MCP-Protocol-Version`` header, absent on an
     ``initialize``. Later revisions are stateless: each request carries its revision."""
     for name, value in scope.get("headers", ()):
-        if name.lower() == b"mcp-protocol-version":
+        if name.lower() == PROTOCOL_VERSION_HEADER:
             return value.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
     return True
 
@@ -43,6 +63,38 @@ def first_header(scope: Scope, name: bytes) -> bytes | None:
         if key == name:
             return bytes(value)
     return None
+
+
+def names_json(content_type: bytes | None) -> bool:
+    """Whether a request's Content-Type names JSON as the SDK's transport of the 2025
+    revisions reads it (stricter than its Host and Origin check's reading)."""
+    value = (content_type or b"").decode("latin-1")
+    return any(part.strip() == "application/json" for part in value.split(";")[0].split(","))
+
+
+def legacy_version(scope: Scope) -> str:
+    """The revision the SDK serves a stateless request of the 2025 revisions in: its
+    ``MCP-Protocol-Version`` header (the first), else the spec's default."""
+    version = first_header(scope, PROTOCOL_VERSION_HEADER)
+    return DEFAULT_NEGOTIATED_VERSION if version is None else version.decode("latin-1")
+
+
+def modern_version(scope: Scope, message: dict[str, Any]) -> str | None:
+    """The revision of a 2026-07-28 request, once its envelope and routing headers pass the
+    SDK's classification; None when they do not."""
+    pairs = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, value in scope["headers"]
+        if name.lower() in ROUTING_HEADERS  # the only ones it reads
+    ]
+    if find_duplicated_routing_header(pairs) is not None:
+        return None
+    # Keyed by lowercase name, the first of each kept, as the SDK's mapping reads them.
+    headers = {name.lower(): value for name, value in reversed(pairs)}
+    verdict = classify_inbound_request(message, headers=headers)
+    if isinstance(verdict, InboundLadderRejection):
+        return None
+    return verdict.protocol_version
 
 
 ACCEPT = b"accept"
@@ -91,13 +143,5 @@ def answer_apps(server: MCPServer, **options: Any) -> AnswerApps:
     ``MCPServer.streamable_http_app`` but ``json_response``)."""
     whole = server.streamable_http_app(json_response=True, **options)
     streaming = server.streamable_http_app(json_response=False, **options)
-    whole_lifespan = whole.router.lifespan_context
-    streaming_lifespan = streaming.router.lifespan_context
-
-    @asynccontextmanager
-    async def both(app: Any) -> AsyncIterator[Any]:
-        async with whole_lifespan(whole), streaming_lifespan(app) as state:
-            yield state
-
-    streaming.router.lifespan_context = both
+    join_lifespans(streaming, also=whole)
     return AnswerApps(streaming=streaming, whole=whole)

@@ -5,7 +5,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp import types as mcp_types
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -15,9 +14,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolExecution
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_runtime.sdk.seams import extend_capabilities, lowlevel_server, without_sdk_spans
 from mcp_runtime.sdk.tools import served_tools
 
 __all__ = [
+    "TASKS",
     "AuthSettings",
     "ContractServer",
     "DataReader",
@@ -82,40 +83,31 @@ class ContractServer(MCPServer):
         ]
 
 
-def without_sdk_spans(server: MCPServer) -> MCPServer:
-    """``server`` without the SDK's own span per message: the runtime traces each call once."""
-    server.middleware[:] = [
-        middleware
-        for middleware in server.middleware
-        if not isinstance(middleware, OpenTelemetryMiddleware)
-    ]
-    return server
-
-
 def server_info_stamp(server: MCPServer) -> dict[str, Any]:
     """The ``serverInfo`` a 2026-07-28 result carries in its ``_meta``, as the SDK stamps
     it (a fresh copy: the caller owns it)."""
-    return server._lowlevel_server.server_info_stamp
+    return lowlevel_server(server).server_info_stamp
+
+
+TASKS = mcp_types.ServerTasksCapability(
+    list=mcp_types.TasksListCapability(),
+    cancel=mcp_types.TasksCancelCapability(),
+    requests=mcp_types.ServerTasksRequestsCapability(
+        tools=mcp_types.TasksToolsCapability(call=mcp_types.TasksCallCapability())
+    ),
+)
 
 
 def advertise_tasks(server: MCPServer) -> None:
     """Make ``server``'s ``initialize`` answer (2025-11-25) declare tasks: listed,
     cancelled, and created by ``tools/call``. (The SDK declares an extension's methods
     only in the 2026-07-28 capabilities; the 2025-11-25 ones have a field of their own.)"""
-    lowlevel = server._lowlevel_server
-    capabilities = lowlevel.get_capabilities
+    extend_capabilities(server, _with_tasks)
 
-    def with_tasks(*args: Any, **kwargs: Any) -> mcp_types.ServerCapabilities:
-        found = capabilities(*args, **kwargs)
-        if kwargs.get("protocol_version") in MODERN_PROTOCOL_VERSIONS:
-            return found
-        tasks = mcp_types.ServerTasksCapability(
-            list=mcp_types.TasksListCapability(),
-            cancel=mcp_types.TasksCancelCapability(),
-            requests=mcp_types.ServerTasksRequestsCapability(
-                tools=mcp_types.TasksToolsCapability(call=mcp_types.TasksCallCapability())
-            ),
-        )
-        return found.model_copy(update={"tasks": tasks})
 
-    lowlevel.get_capabilities = with_tasks  # type: ignore[method-assign]
+def _with_tasks(
+    found: mcp_types.ServerCapabilities, version: str | None
+) -> mcp_types.ServerCapabilities:
+    if version in MODERN_PROTOCOL_VERSIONS:
+        return found
+    return found.model_copy(update={"tasks": TASKS})

@@ -1,7 +1,7 @@
 """What the task wire needs of the SDK: the schemas of both revisions, and the context a
 task's run calls its tool with."""
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.types import RequestParamsMeta
@@ -21,7 +21,7 @@ class TaskContext:
 
     def __init__(self, request_context: BuiltRequest) -> None:
         self.request_context = request_context
-        self.progress: Any = None
+        self.progress: Callable[[str], Awaitable[None]] | None = None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

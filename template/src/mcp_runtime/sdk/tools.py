@@ -1,4 +1,5 @@
-"""What the SDK's server keeps of each tool, and the errors a tool's run may raise to it."""
+"""What the SDK's server keeps of each tool, and the errors a tool's run may raise to it
+(:func:`func_metadata` builds what it keeps of a tool's function)."""
 
 from typing import Any
 
@@ -9,6 +10,8 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
+
+from mcp_runtime.sdk.seams import func_metadata, registered_tools
 
 __all__ = [
     "MCPError",
@@ -21,18 +24,6 @@ __all__ = [
     "served_tool_names",
     "served_tools",
 ]
-
-
-def func_metadata(arguments: type[BaseModel], output_schema: dict[str, Any]) -> FuncMetadata:
-    """What the SDK keeps about a tool's function: its arguments model and output schema.
-
-    Built without validation: ``arguments`` is the tool's own model, already checked.
-    """
-    # The SDK types it as its own argument base; it reads only the model's fields.
-    return FuncMetadata.model_construct(
-        arg_model=arguments,  # type: ignore[arg-type]
-        output_schema=output_schema,
-    )
 
 
 def json_text_keys(arguments: type[BaseModel]) -> frozenset[str]:
@@ -66,4 +57,4 @@ def served_tool_names(server: MCPServer) -> list[str]:
 
 def served_tools(server: MCPServer) -> list[SDKTool]:
     """The tools ``server`` serves, in the order it lists them."""
-    return server._tool_manager.list_tools()
+    return registered_tools(server)

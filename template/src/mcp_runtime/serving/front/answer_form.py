@@ -24,15 +24,12 @@ import re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_runtime.execution.alarms import alarm_after
-from mcp_runtime.sdk.http import accepts_sse
+from mcp_runtime.sdk.http import accepts_sse, starts_as_answer
 from mcp_runtime.serving.front.posted import Posted
 
 __all__ = ["AnswerForm", "SseDeferral", "streams"]
 
 EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-ANSWER_HEAD = re.compile(
-    rb'\{"jsonrpc": ?"2\.0", ?"id": ?(?:-?\d+|"(?:[^"\\]|\\.)*"), ?"(?:result|error)":'
-)
 PARSED_AT_MOST = 65536
 WATCH_AFTER = 0.05  # seconds a JSON answer's call runs before its client is watched
 
@@ -278,11 +275,11 @@ def _is_answer(data: bytes) -> bool:
     """Whether an event's data is a JSON-RPC answer (a result or an error), not a
     notification or a request of the server's.
 
-    The SDK writes an answer's members in the order ``jsonrpc``, ``id``, then ``result``
-    or ``error``, so its head tells. Any other short message is parsed; a long one that
-    does not start so is not taken for an answer (its stream opens, as the SDK sent it).
+    Its head tells, as the SDK writes an answer (:func:`~mcp_runtime.sdk.http.starts_as_answer`).
+    Any other short message is parsed; a long one that does not start so is not taken
+    for an answer (its stream opens, as the SDK sent it).
     """
-    if ANSWER_HEAD.match(data) is not None:
+    if starts_as_answer(data):
         return True
     if len(data) > PARSED_AT_MOST:
         return False

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from starlette.types import Scope
 
 from mcp_runtime.sdk.bearer import AccessToken
-from mcp_runtime.sdk.http import handshake_era
+from mcp_runtime.sdk.http import speaks_handshake_era
 
 __all__ = ["Posted"]
 
@@ -17,7 +17,7 @@ class Posted:
     """One POST as the front has read it so far.
 
     ``modern`` is whether it speaks a revision of 2026-07-28 or later, as the SDK routes
-    it (:func:`~mcp_runtime.sdk.http.handshake_era`), read once; ``access`` is its
+    it (:func:`~mcp_runtime.sdk.http.speaks_handshake_era`), read once; ``access`` is its
     verified bearer token (None when the service verifies none);
     ``body`` its whole body, and ``text`` that body decoded, once
     :class:`~mcp_runtime.serving.front.limits.BodyLimits` has read it; ``message`` the
@@ -36,6 +36,6 @@ class Posted:
         """The request's record, made on first use."""
         posted = scope.get(SCOPE_KEY)
         if posted is None:
-            posted = scope[SCOPE_KEY] = cls(modern=not handshake_era(scope))
+            posted = scope[SCOPE_KEY] = cls(modern=not speaks_handshake_era(scope))
         assert isinstance(posted, cls)
         return posted
