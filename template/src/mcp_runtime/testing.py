@@ -26,7 +26,7 @@ from mcp_runtime.devtools.clients import (
     run_server,
     serve_http,
 )
-from mcp_runtime.devtools.kept_data import KeptData, kept_data
+from mcp_runtime.devtools.direct_data import KeptData, kept_data
 from mcp_runtime.devtools.local_issuer import LocalIssuer
 from mcp_runtime.devtools.task_runs import SavedCheckpoints, task_run
 from mcp_runtime.sdk import MCPServer

@@ -44,7 +44,7 @@ def test_a_datum_is_sealed_in_whole_chunks_whatever_pieces_it_comes_in(cuts: lis
     assert len(sealed) == count
     assert all(len(chunk) == SEALED_BYTES for chunk in sealed[:-1])
     opened = [
-        SEAL.open(chunk, chunk_label("d", "v", number, number == count - 1))
+        SEAL.unseal(chunk, chunk_label("d", "v", number, number == count - 1))
         for number, chunk in enumerate(sealed)
     ]
     assert b"".join(opened) == content
@@ -52,7 +52,7 @@ def test_a_datum_is_sealed_in_whole_chunks_whatever_pieces_it_comes_in(cuts: lis
 
 
 def test_a_chunk_opens_only_in_its_own_place() -> None:
-    sealed = SEAL.close(b"x" * 10, chunk_label("d", "v", 0, False))
+    sealed = SEAL.seal(b"x" * 10, chunk_label("d", "v", 0, False))
     for label in (
         chunk_label("d", "v", 1, False),
         chunk_label("d", "v", 0, True),
@@ -60,9 +60,9 @@ def test_a_chunk_opens_only_in_its_own_place() -> None:
         chunk_label("e", "v", 0, False),
     ):
         with pytest.raises(SealError):
-            SEAL.open(sealed, label)
+            SEAL.unseal(sealed, label)
     with pytest.raises(SealError):
-        DataSeal([Fernet.generate_key().decode()]).open(sealed, chunk_label("d", "v", 0, False))
+        DataSeal([Fernet.generate_key().decode()]).unseal(sealed, chunk_label("d", "v", 0, False))
 
 
 def memory_store(ttl: float = 60.0) -> DataStore:

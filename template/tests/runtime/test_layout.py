@@ -185,3 +185,38 @@ def test_building_the_server_imports_no_task_engine() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     )
     assert done.stdout == "[]\n"
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a module of the runtime."""
+    parts = ("mcp_runtime", *path.relative_to(RUNTIME).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_modules_of_the_runtime_import_each_other_in_a_circle() -> None:
+    """Each module imports only modules that do not import it back, directly or through
+    others, counting imports made only for type checking and inside functions: a circle
+    means two modules are one concern, or a base class is doing a dependency's work."""
+    names = {module_name(path): path for path in MODULES}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets = set()
+        for _, imported in runtime_imports(path):
+            while imported and imported not in names:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(f"{imported}."):
+                targets.add(imported)
+        graph[name] = targets
+    circles = []
+    for start in sorted(graph):
+        stack: list[tuple[str, list[str]]] = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            current, route = stack.pop()
+            for target in sorted(graph[current]):
+                if target == start:
+                    circles.append(" -> ".join([*route, start]))
+                elif target not in seen and target > start:
+                    seen.add(target)
+                    stack.append((target, [*route, target]))
+    assert circles == [], "modules that import each other: make one of them a dependency"

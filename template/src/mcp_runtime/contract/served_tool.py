@@ -51,10 +51,10 @@ from mcp_runtime.contract.output_contract import (
 from mcp_runtime.contract.tool_metadata import TaskSupport
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.data.keeping import (
+    CallDataScope,
     DataLimitError,
     DataStoreError,
     KeptDatum,
-    serving_data,
 )
 from mcp_runtime.execution.progress import reporting_progress
 from mcp_runtime.execution.state import ServiceState
@@ -225,7 +225,7 @@ class ContractTool(SDKTool):
             try:
                 async with (
                     reporting_progress(context) as progress,
-                    serving_data(self.state.data, _caller_owner, task_id) as data,
+                    CallDataScope(self.state.data, _caller_owner, task_id) as data,
                 ):
                     if timeout is None:
                         timeout = self.policy.task_timeout if task else self.policy.timeout
@@ -310,7 +310,7 @@ class ContractTool(SDKTool):
         return result, Outcome.OK
 
     @staticmethod
-    def _linked(result: CallToolResult, scope: serving_data) -> list[KeptDatum]:
+    def _linked(result: CallToolResult, scope: CallDataScope) -> list[KeptDatum]:
         """The data the call kept that ``result`` links (its text names each one's URI)."""
         data = scope.made
         if data is None or not data.kept:
@@ -319,7 +319,7 @@ class ContractTool(SDKTool):
         return [datum for datum in data.kept if datum.link["uri"] in text]
 
     async def _keeping(
-        self, result: CallToolResult, scope: serving_data, linked: list[KeptDatum]
+        self, result: CallToolResult, scope: CallDataScope, linked: list[KeptDatum]
     ) -> tuple[CallToolResult, Outcome]:
         """``result`` (with a ``resource_link`` item for each datum it links), once the data
         its tool kept and linked in it is kept for the caller; ``isError`` instead when the

@@ -68,19 +68,19 @@ __all__ = [
     "DATA_SCHEME",
     "DOWNLOAD_PATH",
     "CallData",
+    "CallDataScope",
     "DataLimitError",
     "DataLink",
     "DataSource",
     "DataStoreError",
+    "DirectCallDataScope",
     "KeptDatum",
-    "collecting_data",
     "data_id_of",
     "is_text",
     "keep_data",
     "keep_data_async",
     "reserve_data",
     "reserve_data_async",
-    "serving_data",
     "size_text",
 ]
 
@@ -338,7 +338,7 @@ class CallData:
         return asyncio.run_coroutine_threadsafe(step, self.loop).result()
 
 
-class serving_data:  # noqa: N801 (a context manager, named as what it does)
+class CallDataScope:
     """The block serves one call, whose data is kept on ``store`` for the owner
     ``owner_of()`` names (see :class:`CallData`, made when the tool first keeps or
     reserves data: a call that keeps none costs next to nothing); leaving it removes
@@ -363,7 +363,7 @@ class serving_data:  # noqa: N801 (a context manager, named as what it does)
             self.made = CallData(self.store, self.owner_of(), self.task_id, self.loop)
         return self.made
 
-    async def __aenter__(self) -> "serving_data":
+    async def __aenter__(self) -> "CallDataScope":
         self.loop = asyncio.get_running_loop()
         self.token = _call_data.set(self)
         return self
@@ -374,7 +374,7 @@ class serving_data:  # noqa: N801 (a context manager, named as what it does)
             await self.made.end()
 
 
-class collecting_data:  # noqa: N801 (a context manager, named as what it does)
+class DirectCallDataScope:
     """The data tools called inside the block keep stays in memory (a test's direct calls)."""
 
     __slots__ = ("data", "token")
@@ -393,7 +393,7 @@ class collecting_data:  # noqa: N801 (a context manager, named as what it does)
         _call_data.reset(self.token)
 
 
-_call_data: ContextVar[serving_data | collecting_data | None] = ContextVar(
+_call_data: ContextVar[CallDataScope | DirectCallDataScope | None] = ContextVar(
     "mcp_runtime_call_data", default=None
 )
 

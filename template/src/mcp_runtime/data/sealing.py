@@ -83,13 +83,13 @@ class DataSeal:
             ).derive(base64.urlsafe_b64decode(key))
             self._keys.append((hashlib.sha256(derived).digest()[:4], AESGCM(derived)))
 
-    def close(self, data: bytes | bytearray | memoryview, label: bytes) -> bytes:
+    def seal(self, data: bytes | bytearray | memoryview, label: bytes) -> bytes:
         """``data`` sealed, bound to ``label``."""
         key_id, aead = self._keys[0]
         nonce = os.urandom(12)
         return self.VERSION + key_id + nonce + aead.encrypt(nonce, data, label)
 
-    def open(self, sealed: bytes | memoryview, label: bytes) -> bytes:
+    def unseal(self, sealed: bytes | memoryview, label: bytes) -> bytes:
         """The data ``sealed`` holds; raises :class:`SealError` when no key opens it (or
         it was sealed for another ``label``)."""
         view = memoryview(sealed)
@@ -152,4 +152,4 @@ class ChunkSealer:
         self.chunks += 1
         if self.seal is None:
             return bytes(chunk)
-        return self.seal.close(chunk, chunk_label(self.data_id, self.version, number, last))
+        return self.seal.seal(chunk, chunk_label(self.data_id, self.version, number, last))

@@ -268,7 +268,7 @@ class DataStore:
             "size": written.size,
             "sealed": written.sealed,
         }
-        sealed_meta = self.seal.close(
+        sealed_meta = self.seal.seal(
             json.dumps(meta).encode(), meta_label(written.data_id, written.version)
         )
         expires_at = written.expires_at or time.time() + self.limits.ttl
@@ -313,7 +313,7 @@ class DataStore:
         if entry is None or not secrets.compare_digest(entry.owner, owner):
             return None
         try:
-            opened = self.seal.open(entry.meta, meta_label(data_id, entry.version))
+            opened = self.seal.unseal(entry.meta, meta_label(data_id, entry.version))
         except SealError:
             logger.warning("a kept datum's record opens with none of MCP_TASK_KEYS: not read")
             return None
@@ -376,7 +376,7 @@ class DataStore:
             return bytes(piece)
         assert self.seal is not None
         try:
-            return self.seal.open(piece, chunk_label(kept.data_id, kept.version, number, last))
+            return self.seal.unseal(piece, chunk_label(kept.data_id, kept.version, number, last))
         except SealError as exc:
             raise self._failed(str(exc)) from None
 

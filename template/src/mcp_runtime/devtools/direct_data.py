@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from mcp_runtime.data.keeping import CallData, DataLink, collecting_data
+from mcp_runtime.data.keeping import CallData, DataLink, DirectCallDataScope
 
 __all__ = ["KeptData", "kept_data"]
 
@@ -36,5 +36,5 @@ def kept_data() -> Iterator[KeptData]:
     """Call tools inside the block directly (``tool.ainvoke``), as a test does: the data
     they keep (of any source: bytes, a file, an iterator) stays in memory, for the test to
     read back by its link."""
-    with collecting_data() as data:
+    with DirectCallDataScope() as data:
         yield KeptData(data)
