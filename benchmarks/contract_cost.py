@@ -56,6 +56,14 @@
    S3 store of moto's server (when moto is installed) against a plain upload to that
    server and a read of it by the same ranges. ``BENCHMARK_DATA_DIR`` names the disk
    folder to use (a temporary one otherwise: mind a ``/tmp`` held in memory).
+12. Tasks told, not polled: in one process, with tasks in memory and on Redis (a
+   ``redis-server`` the script starts), the engine's default poll interval (1 s): how long
+   after its task's end a waiting ``tasks/result`` has the result, told of the end,
+   against the wait as the engine polled before (a read, with its Docket state, backing
+   off to the poll interval); a cancel of a running task in one round trip and a wait for
+   its run to stop, against the five steps before (a read, the end, Docket's cancel, its
+   state polled, a read); and a list and a count of 100 tasks of one caller in one round
+   trip, against reading them one after another.
 
 Run it in a rendered service's environment (``nox -s benchmark`` does):
 
@@ -1454,6 +1462,167 @@ def section_11_s3(folder: Path, env: dict[str, str], pid_of: Callable[[str], int
         moto.wait(timeout=30)
 
 
+RELEASES: dict[str, asyncio.Event] = {}
+
+
+@tool_metadata(task="optional")
+@tool
+async def held_hello(name: str) -> HelloResult:
+    """Greet a person by name once the benchmark releases the name."""
+    await RELEASES[name].wait()
+    return greet(name)
+
+
+def task_engine(url: str, key: str) -> Any:
+    """The task engine of a service of ``held_hello`` with tasks at ``url``, in this process."""
+    from mcp_runtime.tasks.engine import TaskEngine
+
+    settings = ServiceSettings(stateless=True, auth="none", tasks_url=url, task_keys=key)  # type: ignore[arg-type]
+    if url == "memory://":
+        settings = ServiceSettings(stateless=True, auth="none")
+    state = ServiceState(settings)
+    name = f"bench-{os.urandom(4).hex()}"
+    build_server([Toolset("held", (held_hello,))], name=name, settings=settings, state=state)
+    engine = state.tasks
+    assert isinstance(engine, TaskEngine)
+    return engine
+
+
+async def held_task(engine: Any, owner: str = "bench") -> tuple[str, str]:
+    """A new task of ``held_hello``, running: its id and the name that releases it."""
+    from mcp_runtime.tasks.request import TaskRequest
+
+    name = os.urandom(6).hex()
+    RELEASES[name] = asyncio.Event()
+    request = TaskRequest(None, {}, {"name": name}, "2025-11-25")
+    record = await engine.create(engine.runner.tools["held_hello"], request, owner)
+    while record.task_id not in engine.runner.running:
+        await asyncio.sleep(0.001)
+    return record.task_id, name
+
+
+async def polled_wait(engine: Any, owner: str, task_id: str) -> Any:
+    """The wait as the engine did it before it was told of ends: read the task (and its
+    Docket state while it works), backing off from 20 ms to the poll interval."""
+    docket = await engine._docket_opened()
+    delay = 0.02
+    while True:
+        record = await engine.get(owner, task_id, result=True)
+        if record is None or record.terminal:
+            return record
+        await docket.get_execution(task_id)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, engine.settings.poll_interval)
+
+
+async def five_step_cancel(engine: Any, owner: str, task_id: str) -> Any:
+    """The cancel as the engine did it before: read the task, end it, cancel it on Docket,
+    poll Docket's state until the run has stopped, read the task again."""
+    from mcp_runtime.tasks.engine import CANCELLED
+
+    docket = await engine._docket_opened()
+    await engine.get(owner, task_id)
+    await docket.get_execution(task_id)
+    await engine.runner.end(task_id, "cancelled", CANCELLED)
+    await docket.cancel(task_id)
+    for _ in range(50):
+        execution = await docket.get_execution(task_id)
+        if execution is None or execution.state.value not in {"scheduled", "queued", "running"}:
+            break
+        await asyncio.sleep(0.02)
+    return await engine.get(owner, task_id)
+
+
+async def told_rows(url: str, key: str, tasks: int) -> dict[str, list[float]]:
+    """Each measurement of section 12, on the tasks store at ``url``."""
+    engine = task_engine(url, key)
+    engine.start()
+    found: dict[str, list[float]] = {
+        "polled": [],
+        "told": [],
+        "cancel before": [],
+        "cancel": [],
+        "list before": [],
+        "list": [],
+        "count before": [],
+        "count": [],
+    }
+    try:
+        for number in range(2 * tasks):
+            task_id, name = await held_task(engine)
+            way = "told" if number % 2 else "polled"
+            wait = engine.wait if way == "told" else partial(polled_wait, engine)
+            waiting = asyncio.ensure_future(wait("bench", task_id))
+            await asyncio.sleep(0.2 + (number // 2) * 1.3 / tasks)  # a task of 0.2 to 1.5 s
+            released = time.perf_counter()
+            RELEASES[name].set()
+            record = await waiting
+            found[way].append(time.perf_counter() - released)
+            assert record.status == "completed", record
+        for number in range(2 * tasks):
+            task_id, name = await held_task(engine)
+            way = "cancel" if number % 2 else "cancel before"
+            cancel = engine.cancel if way == "cancel" else partial(five_step_cancel, engine)
+            started = time.perf_counter()
+            record = await cancel("bench", task_id)
+            found[way].append(time.perf_counter() - started)
+            assert record.status == "cancelled", record
+        held = [await held_task(engine, owner="lister") for _ in range(100)]
+        docket = await engine._docket_opened()
+        for _ in range(tasks):
+            started = time.perf_counter()
+            async with docket.redis() as redis:
+                ids = [raw.decode() for raw in await redis.zrange(engine.keys.owner("lister"), 0, -1)]
+            for task_id in ids:
+                await engine.get("lister", task_id)
+                await docket.get_execution(task_id)
+            found["list before"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            listed = await engine.list("lister")
+            found["list"].append(time.perf_counter() - started)
+            assert len(listed) == len(ids) == 100
+            started = time.perf_counter()
+            async with docket.redis() as redis:
+                members = await redis.smembers(engine.keys.open("lister"))
+            for raw in members:
+                await engine.get("lister", raw.decode())
+                await docket.get_execution(raw.decode())
+            found["count before"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            assert await engine.store.open_count("lister") == 100
+            found["count"].append(time.perf_counter() - started)
+        for _, name in held:
+            RELEASES[name].set()
+    finally:
+        await engine.close()
+    return found
+
+
+def section_12(calls: int, rounds: int, seconds: float) -> None:
+    print("12. tasks told, not polled: each step before and now, in one process")
+    key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+    tasks = 8 if calls < 1000 else 16
+    with redis_server() as redis_url:
+        for store, url in (("memory://", "memory://"), ("Redis", redis_url)):
+            if url is None:
+                print(f"   {store:10s} not measured: redis-server is not installed")
+                continue
+            found = asyncio.run(told_rows(url, key, tasks))
+            ms = {label: [value * 1e3 for value in values] for label, values in found.items()}
+            for label, before, now in (
+                ("result after its task's end", "polled", "told"),
+                ("cancel of a running task", "cancel before", "cancel"),
+                ("list of 100 tasks", "list before", "list"),
+                ("count of 100 open tasks", "count before", "count"),
+            ):
+                was, is_now = statistics.median(ms[before]), statistics.median(ms[now])
+                print(
+                    f"   {store:10s} {label:28s} before p50 {was:7.1f} ms max "
+                    f"{max(ms[before]):7.1f} ms   now p50 {is_now:6.1f} ms max "
+                    f"{max(ms[now]):6.1f} ms   ratio {is_now / was:.3f}"
+                )
+
+
 SECTIONS = {
     1: section_1,
     2: section_2,
@@ -1466,6 +1635,7 @@ SECTIONS = {
     9: section_9,
     10: section_10,
     11: section_11,
+    12: section_12,
 }
 
 
@@ -1475,7 +1645,7 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="section 11 keeps 10 GiB too")
     parser.add_argument(
         "--sections",
-        default="1,2,3,4,5,6,7,8,10",
+        default="1,2,3,4,5,6,7,8,10,12",
         help="the sections to run, comma-separated (9, which needs valgrind, and 11, which "
         "writes gigabytes, only when named)",
     )
