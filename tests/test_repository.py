@@ -309,3 +309,24 @@ def test_every_module_global_the_runtime_sets_is_named_in_docs_runtime() -> None
         if f"`{name}` in `{module}`" not in page
     ]
     assert missing == [], f"docs/runtime.md does not say: {missing}"
+
+
+def test_docs_runtime_names_every_module_of_each_part() -> None:
+    """The parts' table of docs/runtime.md names each part's modules, no more, no fewer."""
+    runtime = TEMPLATE / "template" / "src" / "mcp_runtime"
+    rows = {}
+    for line in (TEMPLATE / "docs" / "runtime.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0].endswith("/`"):
+            rows[cells[0].strip("`/")] = set(re.findall(r"`([^`]+)`", cells[1]))
+    parts = sorted(path.name for path in runtime.iterdir() if (path / "__init__.py").exists())
+    assert sorted(rows) == parts
+    for part, named in rows.items():
+        folder = runtime / part
+        modules = {
+            path.name.removesuffix(".jinja").removesuffix(".py")
+            for path in folder.iterdir()
+            if path.name.endswith((".py", ".py.jinja")) and path.name != "__init__.py"
+        }
+        modules |= {f"{path.name}/" for path in folder.iterdir() if (path / "__init__.py").exists()}
+        assert named == modules, part
