@@ -164,7 +164,7 @@ def test_renovate_config_uses_only_documented_options(rendered: Render) -> None:
     config = renovate_config(rendered())
     assert sorted(set(config) - options - {"$schema"}) == []
     assert sorted(set(config["lockFileMaintenance"]) - options) == []
-    assert [sorted(set(rule) - rule_options) for rule in config["packageRules"]] == [[], []]
+    assert [sorted(set(rule) - rule_options) for rule in config["packageRules"]] == [[], [], []]
 
 
 def template_owned_dependencies(service: Path) -> set[str]:
@@ -182,7 +182,7 @@ def test_renovate_leaves_the_templates_ranges_to_copier_update(rendered: Render)
     service = rendered()
     config = renovate_config(service)
     assert config["lockFileMaintenance"]["enabled"] is True
-    rule, _ = config["packageRules"]
+    rule, _, _ = config["packageRules"]
     assert rule["rangeStrategy"] == "in-range-only"
     assert rule["matchManagers"] == ["pep621"]
     assert set(rule["matchDepNames"]) == template_owned_dependencies(service)
@@ -198,7 +198,7 @@ def test_renovate_proposes_the_sdks_next_minor_release(rendered: Render) -> None
     project = tomllib.loads((service / "pyproject.toml").read_text())["project"]
     assert project["dependencies"][:2] == ["mcp>=2.3,<2.4", "mcp-types>=2.3,<2.4"]
     config = renovate_config(service)
-    _, rule = config["packageRules"]
+    _, rule, _ = config["packageRules"]
     assert rule["matchManagers"] == ["pep621"]
     assert rule["matchDepNames"] == ["mcp", "mcp-types"]
     assert rule["rangeStrategy"] == "replace"
@@ -206,6 +206,20 @@ def test_renovate_proposes_the_sdks_next_minor_release(rendered: Render) -> None
     assert rule["groupName"] == "MCP SDK"
     assert rule["schedule"] == config["lockFileMaintenance"]["schedule"]
     assert "matchUpdateTypes" not in rule
+
+
+def test_renovate_proposes_dockets_next_minor_release(rendered: Render) -> None:
+    """Docket's range is one minor release too, replaced weekly by the next, for the
+    runtime's suite (its tests of Docket's behaviours among them) to run on."""
+    service = rendered()
+    dependencies = tomllib.loads((service / "pyproject.toml").read_text())["project"]
+    assert "pydocket>=0.27.2,<0.28" in dependencies["dependencies"]
+    config = renovate_config(service)
+    _, _, rule = config["packageRules"]
+    assert rule["matchDepNames"] == ["pydocket"]
+    assert rule["rangeStrategy"] == "replace"
+    assert rule["allowedVersions"] == "<1"
+    assert rule["schedule"] == config["lockFileMaintenance"]["schedule"]
 
 
 def test_renovate_ignores_every_template_owned_file_with_dependencies(rendered: Render) -> None:
