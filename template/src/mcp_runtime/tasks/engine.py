@@ -8,7 +8,10 @@ protocol revision) is kept in the task's record, sealed with the service's key
 (:mod:`.sealing`), as are its last checkpoint and, once it has ended, its result. In
 clear the store holds only the task's id, tool, owner digest, status, status message
 and times. The record is the engine's own, not Docket's state of an execution, which
-Docket keeps one ``execution_ttl`` for every task and which holds no owner.
+Docket keeps for one ``execution_ttl`` of the whole docket, with the task's arguments
+and result pickled in clear, and gives to whoever knows its key (each held by a test of
+Docket alone in ``tests/runtime/test_docket_behaviours.py``): a Docket task's only
+argument is the task's id, and its function returns nothing.
 
 Docket leases each running task to the process running it, which renews the lease
 (``MCP_TASK_LEASE``): when that process stops without ending the task (``kill -9``, a

@@ -2,15 +2,20 @@
 the tasks they run.
 
 A process runs one Docket worker, which takes tasks from the docket's stream and runs
-them. Two of Docket's ways are not what a service needs, and this module covers them:
+them. Two behaviours of Docket 0.27 are not what a service needs, each held by a test of
+Docket alone in ``tests/runtime/test_docket_behaviours.py`` (when one fails, Docket no
+longer behaves so, and its workaround here goes):
 
-- After a store error, Docket's worker takes no task until the tasks it runs have
-  ended, which for a task of hours is hours. When the worker that takes tasks has
-  stopped beating its heartbeat a while, another worker of the process takes its place;
-  the former is stopped once it beats again (back to taking, its tasks ended).
-- Docket's worker stops renewing its running tasks' leases on a store error, while the
-  tasks run on; another process would then take them over and run them twice. The
-  leases of the tasks this process runs are renewed here as well.
+- After an error of its polling loop (its read of the stream, its redelivery sweep, an
+  acknowledgement), Docket's worker takes no task until the tasks it runs have ended,
+  which for a task of hours is hours, and drops its heartbeat meanwhile
+  (``test_after_a_store_error_a_worker_takes_no_task_until_its_running_tasks_end``).
+  :meth:`ProcessWorkers.keep_taking` then starts another worker of the process, and
+  stops the first once it beats again.
+- In that same wait, it stops renewing its running tasks' leases, while the tasks run
+  on; another process would then take them over and run them twice
+  (``test_after_a_store_error_a_worker_stops_renewing_the_leases_of_its_running_tasks``).
+  :meth:`ProcessWorkers.renew_leases` renews the leases of the tasks this process runs.
 """
 
 import asyncio
@@ -72,7 +77,8 @@ class ProcessWorkers:
         self.begun[name] = time.monotonic()
 
     async def keep_taking(self, stack: contextlib.AsyncExitStack) -> None:
-        """Keep a worker taking tasks (see the module's docstring); call every two
+        """Keep a worker taking tasks, when the one that takes them has stopped beating its
+        heartbeat after a store error (see the module's docstring); call every two
         heartbeats or so."""
         try:
             async with self.slots:
