@@ -107,10 +107,16 @@ class TaskRunner:
         self.tools: dict[str, ContractTool] = {}
         self.running: dict[str, Running] = {}
         self.slots = asyncio.Semaphore(RUN_SLOTS)
+        self._function: Callable[..., Awaitable[None]] | None = None
 
     def function(self) -> Callable[..., Awaitable[None]]:
-        """The function Docket runs for each task (Docket is imported here, when the store
-        first opens, not with the runtime)."""
+        """The function Docket runs for each task, made once (Docket is imported here, when
+        the store first opens, not with the runtime)."""
+        if self._function is None:
+            self._function = self._made_function()
+        return self._function
+
+    def _made_function(self) -> Callable[..., Awaitable[None]]:
         from docket import CurrentExecution, Retry
         from docket.execution import Execution
 
