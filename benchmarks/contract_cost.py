@@ -1572,7 +1572,8 @@ async def told_rows(url: str, key: str, tasks: int) -> dict[str, list[float]]:
         for _ in range(tasks):
             started = time.perf_counter()
             async with docket.redis() as redis:
-                ids = [raw.decode() for raw in await redis.zrange(engine.keys.owner("lister"), 0, -1)]
+                listed_ids = await redis.zrange(engine.keys.owner("lister"), 0, -1)
+            ids = [raw.decode() for raw in listed_ids]
             for task_id in ids:
                 await engine.get("lister", task_id)
                 await docket.get_execution(task_id)

@@ -274,11 +274,12 @@ def test_two_hundred_tasks_at_once_through_two_processes_each_run_once(
 def test_a_store_whose_connections_are_all_in_use_is_said_to_be_busy_not_unreachable(
     environment: dict[str, str], redis_url: str
 ) -> None:
-    """Against a pool of two connections, a burst of creations (stored together, a few
-    round trips for all), then a burst of reads (a command each): what the pool has no
-    connection for is refused as busy, never as a store out of reach."""
+    """Against a pool of three connections (two of which the process holds: its worker's
+    read and its notices), a burst of creations (stored together, a few round trips for
+    all), then a burst of reads (a command each): what the pool has no connection for is
+    refused as busy, never as a store out of reach."""
     env = environment | {
-        "MCP_TASKS_URL": f"{redis_url}?max_connections=2",
+        "MCP_TASKS_URL": f"{redis_url}?max_connections=3",
         "MCP_MAX_TASKS_PER_CALLER": "1000",
     }
     with run_server(SLOW_SERVICE, env=env) as server:

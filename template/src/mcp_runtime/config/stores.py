@@ -13,7 +13,9 @@ STORE_ERRORS = (RedisError, OSError)
 """What the store's client raises when the store does not answer (or, redis-py's
 ``MaxConnectionsError``, when its pool has no free connection)."""
 POOL_SIZE = 512
-"""The store client's connections (the URL's ``max_connections`` when it names none)."""
+"""The store client's connections (the URL's ``max_connections`` when it names none). A
+process holds two of them for as long as it serves tasks: its worker's read of the
+docket's stream, and its subscription to the tasks' notices."""
 
 
 def pooled(url: str) -> str:
