@@ -119,10 +119,21 @@ class Processes:
         self.start()
 
     def stop(self) -> None:
+        """Tell every process to stop (SIGTERM); one that has not within a minute is killed,
+        and its log is the error's message."""
         for _, process in self.running:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=60)
+        for (base, process), log in zip(self.running, self.logs[-len(self.running) :], strict=True):
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+                tail = log.read_text(errors="replace")[-6000:]
+                message = f"{base} did not stop within a minute of SIGTERM:\n{tail}"
+                raise RuntimeError(message) from None
 
 
 @contextlib.contextmanager

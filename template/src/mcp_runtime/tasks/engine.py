@@ -49,7 +49,7 @@ from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.observability.errors import ERROR_ID, logged_error
 from mcp_runtime.tasks.batches import GroupCommit
 from mcp_runtime.tasks.keys import TaskKeys
-from mcp_runtime.tasks.notices import TaskNotices
+from mcp_runtime.tasks.notices import READ_SECONDS, TaskNotices
 from mcp_runtime.tasks.record import TaskRecord
 from mcp_runtime.tasks.request import TaskRequest
 from mcp_runtime.tasks.runs import BROKEN, FLUSH_SECONDS, STOPPED, TaskRunner
@@ -250,8 +250,10 @@ class TaskEngine:
                     if settings.shared and not closing.is_set() and not self._draining:
                         await workers.keep_taking(stack)
                 await workers.stop(FLUSH_SECONDS)
+                self.notices.stop()
                 for helper in helpers:
                     helper.cancel()
+                await asyncio.wait(helpers, timeout=READ_SECONDS + 1)  # before the store closes
                 self._docket = None
         except Exception as exc:
             if not opening.done():

@@ -21,7 +21,7 @@ from mcp_runtime.config.stores import STORE_ERRORS
 if TYPE_CHECKING:
     from docket import Docket
 
-__all__ = ["CHECK_SECONDS", "TaskNotices"]
+__all__ = ["CHECK_SECONDS", "READ_SECONDS", "TaskNotices"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class TaskNotices:
         self.channel = channel
         self.on_cancelled = on_cancelled
         self.listening = False
+        self._stopped = False
         self._waiters: dict[tuple[str, str], set[asyncio.Event]] = {}
 
     @contextlib.contextmanager
@@ -63,10 +64,15 @@ class TaskNotices:
             await asyncio.wait_for(event.wait(), timeout)
         event.clear()
 
+    def stop(self) -> None:
+        """Hear no more notices: :meth:`listen` returns within a second."""
+        self._stopped = True
+
     async def listen(self, docket: "Docket", retry_seconds: float) -> None:
-        """Hear the notices until cancelled, subscribing again ``retry_seconds`` after the
-        store stops answering."""
-        while True:
+        """Hear the notices until stopped (or cancelled), subscribing again
+        ``retry_seconds`` after the store stops answering. (The store's client may turn a
+        cancellation into a connection error: a stopped listener never tries again.)"""
+        while not self._stopped:
             try:
                 async with docket.redis() as redis:
                     subscription = redis.pubsub()
@@ -77,7 +83,7 @@ class TaskNotices:
                                 break
                         self.listening = True
                         self._wake_all()  # what was told before is read again
-                        while True:
+                        while not self._stopped:
                             message = await subscription.get_message(
                                 ignore_subscribe_messages=True, timeout=READ_SECONDS
                             )
@@ -88,8 +94,10 @@ class TaskNotices:
                         with contextlib.suppress(Exception):
                             await subscription.aclose()
             except STORE_ERRORS as exc:
-                logger.debug("task notices are not heard (%s): reading instead", exc)
                 self._wake_all()
+                if self._stopped:
+                    return
+                logger.debug("task notices are not heard (%s): reading instead", exc)
                 await asyncio.sleep(retry_seconds)
 
     def _tell(self, data: bytes | str) -> None:
