@@ -153,6 +153,7 @@ class TaskEngine:
         self._holder: asyncio.Task[None] | None = None
         self._workers: ProcessWorkers | None = None
         self._draining = False
+        self._closed = False
         self._starting: asyncio.Task[None] | None = None
         self._creations = GroupCommit(self._create_all, limit=CREATIONS_AT_ONCE)
 
@@ -168,6 +169,7 @@ class TaskEngine:
         nor the store's opening, and on Redis this process takes over the tasks of
         processes that stopped even before it serves a task itself. Without it (over
         stdio), the store opens on first use."""
+        self._closed = False
         if self._starting is None:
             self._starting = asyncio.get_running_loop().create_task(
                 self._start(), name="mcp-task-store-start"
@@ -188,9 +190,12 @@ class TaskEngine:
                 await asyncio.sleep(min(5.0, self.settings.lease / 4))
 
     async def _docket_opened(self) -> "Docket":
-        """The docket, opened once (by the holder task, which also runs this worker)."""
+        """The docket, opened once (by the holder task, which also runs this worker); never
+        again once closed (a run that ends during the shutdown must not open it anew)."""
         if self._docket is not None:
             return self._docket
+        if self._closed:
+            raise ConnectionError("the task store was closed: the process is stopping")
         if self._opening is None:
             loop = asyncio.get_running_loop()
             self._opening = loop.create_future()
@@ -293,6 +298,7 @@ class TaskEngine:
     async def close(self) -> None:
         """Stop this process's worker and close the store. On ``memory://``, a task still
         running ends ``failed``, saying the service stopped."""
+        self._closed = True
         if not self.settings.shared:
             for task_id, running in list(self.runner.running.items()):
                 with contextlib.suppress(Exception):
