@@ -23,6 +23,7 @@ from mcp_runtime.tasks.store import CANCEL, FIELDS, LIST, OPEN, TaskStore
 pytestmark = pytest.mark.anyio
 
 RELEASED: dict[str, asyncio.Event] = {}
+STARTED: list[str] = []
 CLEANED: list[str] = []
 
 
@@ -36,6 +37,7 @@ class Held(ToolResult):
 @tool
 async def held(name: str) -> Held | ToolError:
     """Wait until the test releases ``name``, then answer it."""
+    STARTED.append(name)
     try:
         await RELEASED[name].wait()
     finally:
@@ -154,3 +156,35 @@ async def test_a_list_and_the_cap_read_the_tasks_in_one_round_trip(engine: TaskE
     assert steps == [LIST, OPEN]
     for name in names[1:]:
         RELEASED[name].set()
+
+
+async def test_a_cancel_told_as_the_run_begins_stops_it_before_its_tool(
+    engine: TaskEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel between the run's start in the record and its tool's call (the race a
+    busy client meets) still stops the run: it is running from before its start."""
+    name = secrets.token_hex(4)
+    begin = engine.store.begin
+    cancels: list[asyncio.Task[Any]] = []
+
+    async def cancelled_as_it_begins(
+        task_id: str, taken_over: bool, slots: asyncio.Semaphore
+    ) -> dict[str, str]:
+        record = await begin(task_id, taken_over, slots)
+        cancels.append(asyncio.create_task(engine.cancel("owner", task_id)))
+        await asyncio.sleep(0.5)  # the cancel's notice arrives before the tool is called
+        return record
+
+    monkeypatch.setattr(engine.store, "begin", cancelled_as_it_begins)
+    task_id = await created(engine, name)
+    for _ in range(500):
+        if cancels:
+            break
+        await asyncio.sleep(0.01)
+    record = await asyncio.wait_for(cancels[0], 10)
+    assert record is not None
+    assert record.status == "cancelled"
+    assert task_id not in engine.runner.running  # stopped before the cancel answered
+    await asyncio.sleep(1.0)  # past the start: a run the cancel missed calls its tool now
+    assert name not in STARTED
+    RELEASED[name].set()

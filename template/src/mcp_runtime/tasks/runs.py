@@ -163,7 +163,11 @@ class TaskRunner:
         return running is not None and running.cancelled
 
     async def run(self, task_id: str, execution: "Execution") -> None:
-        """Run task ``task_id`` once more: to its end, or until handed on."""
+        """Run task ``task_id`` once more: to its end, or until handed on. It is running
+        here from before its record counts the run, so that a cancel told from then on
+        stops it."""
+        worker = execution.worker or self.taking()
+        self.running[task_id] = Running(execution.message_id or b"", worker, asyncio.current_task())
         record = await self.store.begin(task_id, execution.redelivered, self.slots)
         if not record:
             return  # expired, cancelled, or ended by an earlier run
@@ -191,8 +195,6 @@ class TaskRunner:
         if tool is None:
             await end("failed", BROKEN)
             return
-        worker = execution.worker or self.taking()
-        self.running[task_id] = Running(execution.message_id or b"", worker, asyncio.current_task())
         await self._serve(task_id, tool, request, checkpoint, runs > 1, left, end)
 
     async def _serve(
