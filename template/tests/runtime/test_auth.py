@@ -28,7 +28,14 @@ from mcp.types import CallToolResult
 
 from mcp_runtime import Caller, ToolResult, current_caller, tool_metadata, using_caller
 from mcp_runtime.auth.local_keys import DEV_ISSUER, SigningKey
-from mcp_runtime.auth.oauth import JwksCache, JwtVerifier, VerifiedTokens, caller_of, owner_digest
+from mcp_runtime.auth.oauth import (
+    JwksCache,
+    JwtVerifier,
+    VerifiedTokens,
+    caller_of,
+    owner_digest,
+    token_owner,
+)
 from mcp_runtime.config.settings import (
     ServiceSettings,
     SettingsError,
@@ -811,7 +818,7 @@ def test_a_token_without_a_subject_is_one_owner_for_calls_tasks_and_data() -> No
     caller = caller_of(request_token(context))  # type: ignore[arg-type]
     assert caller == Caller(subject="", client_id="app")
     owner = owner_key(context)  # type: ignore[arg-type]  # a task's owner
-    assert owner == owner_digest(caller)  # a call's owner (its cancels)
+    assert owner == owner_digest(caller) == token_owner(token)  # a call's owner (its cancels)
     with using_caller(caller):  # as a task's run restores its caller
         assert owner_digest(current_caller()) == owner  # kept data's owner
     assert owner not in {"anonymous", owner_digest(Caller(subject="", client_id="other"))}

@@ -36,7 +36,7 @@ from langchain_core.tools.base import _get_runnable_config_param
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mcp_runtime.auth.oauth import caller_of, current_caller, owner_digest
+from mcp_runtime.auth.oauth import current_caller, owner_digest, token_owner
 from mcp_runtime.config.settings import (
     MAX_RESULT_BYTES,
     MAX_STREAMED_RESULT_BYTES,
@@ -262,7 +262,7 @@ class ContractTool(SDKTool):
             parsed = self.caller.parse(arguments)
         except ValidationError as exc:
             return self._argument_error(exc), Outcome.BAD_ARGUMENTS
-        owner = owner_digest(caller_of(request_token()))
+        owner = token_owner(request_token())
         state = self.state
         with state.calls.call(self.name, owner, request_id(), timeout) as call:
             try:

@@ -46,7 +46,7 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
-from mcp_runtime.auth.oauth import caller_of, owner_digest
+from mcp_runtime.auth.oauth import caller_of, token_owner
 from mcp_runtime.contract.served_tool import ContractTool
 from mcp_runtime.contract.tool_result import ToolError
 from mcp_runtime.sdk.context import request_token
@@ -78,7 +78,7 @@ MISSING_DATA: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EX
 def owner_key(ctx: ServerRequestContext[Any, Any]) -> str:
     """Whose tasks a request reads: a digest of its verified caller (subject and client),
     or ``anonymous`` without one. Only the digest is stored."""
-    return owner_digest(caller_of(request_token(ctx)))
+    return token_owner(request_token(ctx))
 
 
 def task_request(

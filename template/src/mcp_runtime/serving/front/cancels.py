@@ -2,7 +2,7 @@
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_runtime.auth.oauth import caller_of, owner_digest
+from mcp_runtime.auth.oauth import token_owner
 from mcp_runtime.execution.in_flight import InFlight
 from mcp_runtime.serving.front.posted import Posted
 
@@ -39,4 +39,4 @@ class CancelMatching:
         params = message.get("params")
         request_id = params.get("requestId") if isinstance(params, dict) else None
         if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-            self.calls.cancel(owner_digest(caller_of(posted.access)), request_id)
+            self.calls.cancel(token_owner(posted.access), request_id)
